@@ -1,0 +1,12 @@
+"""minikernel: PyTorch's internals, rebuilt by you, checked against PyTorch.
+
+``MINIKERNEL_SOLUTIONS`` picks which exercises run the reference solutions
+(see ``minikernel.exercise``); it is read once, when this package is imported.
+"""
+from . import exercise, strides
+from .grading import grade
+from .tensor import Tensor, bool_, float32, float64, int32, int64, tensor
+
+exercise.check_selection()
+
+__all__ = ["Tensor", "tensor", "grade", "float32", "float64", "int32", "int64", "bool_"]

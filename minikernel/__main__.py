@@ -1,0 +1,37 @@
+"""``python -m minikernel <command>``: grade, bench, lab, notebooks."""
+from __future__ import annotations
+
+import sys
+
+USAGE = """usage: python -m minikernel <command> [args]
+
+commands:
+  grade [IDs|globs] [--json]   run the exercise tests, one row per exercise
+  bench [--json]               time the kernels against PyTorch
+  lab [jupyter args]           start JupyterLab on 127.0.0.1 serving chapters/
+  notebooks [NN ...]           re-execute chapters/*.py into .ipynb (references on)
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command == "grade":
+        from .grading import main as run
+    elif command == "bench":
+        from .bench import main as run
+    elif command == "lab":
+        from .lab import main as run
+    elif command == "notebooks":
+        from .notebooks import main as run
+    else:
+        print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
+        return 2
+    return run(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

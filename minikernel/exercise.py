@@ -1,0 +1,183 @@
+"""The exercise mechanism: ``@exercise("1.2")`` and ``MINIKERNEL_SOLUTIONS``.
+
+Every function a learner writes is decorated with ``@exercise(id)``. The decorator
+records the stub in a registry and returns a *plain function* (never a wrapper, so
+numba can compile it):
+
+* the learner's own function, by default;
+* ``solutions.<module>.<same name>`` when the exercise is switched to its reference.
+
+Which exercises use the reference is read once, at import, from the environment
+variable ``MINIKERNEL_SOLUTIONS``:
+
+======================  ==================================================
+unset or empty          the learner's code everywhere (student mode)
+``all``                 every reference
+``1.2,1.5``             just these exercises
+``1.*,2.3``             whole chapters (globs) and single IDs, mixed
+======================  ==================================================
+
+Changing it needs a fresh interpreter (in Jupyter: restart the kernel).
+"""
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import inspect
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+ENV_VAR = "MINIKERNEL_SOLUTIONS"
+_ID_RE = re.compile(r"^[1-9][0-9]*\.[1-9][0-9]*$")
+_TOKEN_RE = re.compile(r"^[1-9][0-9]*\.([1-9][0-9]*|\*)$")
+#: How a stub's NotImplementedError names its exercise: "exercise 1.2 (...) ...".
+STUB_MESSAGE_RE = re.compile(r"exercise ([1-9][0-9]*\.[1-9][0-9]*)\b")
+
+
+@dataclass
+class Exercise:
+    """One exercise: an ID and the functions (usually one) the learner writes."""
+
+    id: str
+    module: str  #: short module name under minikernel/, e.g. "strides"
+    stubs: dict[str, Callable] = field(default_factory=dict)
+    active: dict[str, Callable] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return ", ".join(self.stubs)
+
+    @property
+    def uses_reference(self) -> bool:
+        return any(self.active[n] is not self.stubs[n] for n in self.stubs)
+
+
+_REGISTRY: dict[str, Exercise] = {}
+
+
+def parse_selection(spec: str | None) -> list[str]:
+    """Split a ``MINIKERNEL_SOLUTIONS`` value into tokens, checking their form.
+
+    >>> parse_selection("1.2, 2.*")
+    ['1.2', '2.*']
+    """
+    if spec is None or not spec.strip():
+        return []
+    tokens = [t.strip() for t in re.split(r"[,\s]+", spec.strip()) if t.strip()]
+    for token in tokens:
+        if token != "all" and not _TOKEN_RE.match(token):
+            raise ValueError(
+                f"{ENV_VAR}={spec!r}: {token!r} is not an exercise ID. Use 'all', IDs "
+                f"like '1.2', or chapter globs like '1.*', separated by commas.")
+    return tokens
+
+
+def _token_matches(token: str, exercise_id: str) -> bool:
+    return token == "all" or fnmatch.fnmatchcase(exercise_id, token)
+
+
+_SELECTION = parse_selection(os.environ.get(ENV_VAR))
+
+
+def uses_reference(exercise_id: str, selection: list[str] | None = None) -> bool:
+    """Whether ``exercise_id`` runs the reference under ``selection`` (default: the env)."""
+    tokens = _SELECTION if selection is None else selection
+    return any(_token_matches(t, exercise_id) for t in tokens)
+
+
+def exercise(exercise_id: str) -> Callable[[Callable], Callable]:
+    """Register the decorated function as (part of) exercise ``exercise_id``.
+
+    Returns the function itself, or its reference from ``solutions`` when
+    ``MINIKERNEL_SOLUTIONS`` selects this exercise.
+
+    Example::
+
+        @exercise("1.2")
+        def index_to_position(index, strides, offset=0):
+            raise NotImplementedError("exercise 1.2 (index_to_position) is not implemented yet")
+    """
+    if not _ID_RE.match(exercise_id):
+        raise ValueError(f"exercise ID {exercise_id!r} must look like '1.2'")
+
+    def register(stub: Callable) -> Callable:
+        module = stub.__module__.rsplit(".", 1)[-1]
+        entry = _REGISTRY.setdefault(exercise_id, Exercise(exercise_id, module))
+        if entry.module != module:
+            raise ValueError(f"exercise {exercise_id} spans modules {entry.module} and {module}")
+        if stub.__name__ in entry.stubs:
+            raise ValueError(f"{stub.__name__} is registered twice for exercise {exercise_id}")
+        entry.stubs[stub.__name__] = stub
+        chosen = reference_of(exercise_id, stub) if uses_reference(exercise_id) else stub
+        entry.active[stub.__name__] = chosen
+        return chosen
+
+    return register
+
+
+def reference_of(exercise_id: str, stub: Callable) -> Callable:
+    """The reference implementation of ``stub``: ``solutions.<module>.<name>``."""
+    module = stub.__module__.rsplit(".", 1)[-1]
+    solutions = importlib.import_module(f"solutions.{module}")
+    try:
+        reference = getattr(solutions, stub.__name__)
+    except AttributeError:
+        raise LookupError(
+            f"exercise {exercise_id}: solutions/{module}.py has no {stub.__name__}()") from None
+    if inspect.signature(reference) != inspect.signature(stub):
+        raise TypeError(
+            f"exercise {exercise_id}: solutions.{module}.{stub.__name__}{inspect.signature(reference)}"
+            f" does not match the stub's signature {inspect.signature(stub)}")
+    return reference
+
+
+def registry() -> dict[str, Exercise]:
+    """All registered exercises, by ID, in numeric order."""
+    return dict(sorted(_REGISTRY.items(), key=lambda kv: id_key(kv[0])))
+
+
+def id_key(exercise_id: str) -> tuple[int, int]:
+    """Sort key: "1.10" after "1.9"."""
+    chapter, number = exercise_id.split(".")
+    return int(chapter), int(number)
+
+
+def select(patterns: list[str] | None) -> list[str]:
+    """The registered IDs that ``patterns`` (IDs or globs; all when empty) name.
+
+    Raises ValueError for a pattern that names no exercise.
+    """
+    known = list(registry())
+    if not patterns:
+        return known
+    chosen: list[str] = []
+    for pattern in parse_selection(",".join(patterns)):
+        hits = [i for i in known if _token_matches(pattern, i)]
+        if not hits:
+            raise ValueError(f"no exercise matches {pattern!r}; known exercises: {', '.join(known)}")
+        chosen += [h for h in hits if h not in chosen]
+    return sorted(chosen, key=id_key)
+
+
+def check_selection() -> None:
+    """Fail clearly when ``MINIKERNEL_SOLUTIONS`` names an exercise that does not exist.
+
+    Called once all minikernel modules are imported (the registry is complete then).
+    """
+    known = registry()
+    for token in _SELECTION:
+        if not any(_token_matches(token, i) for i in known):
+            raise ValueError(
+                f"{ENV_VAR}={os.environ.get(ENV_VAR)!r}: {token!r} matches no exercise. "
+                f"Known exercises: {', '.join(known)}.")
+
+
+def stub_exercise_id(exc: BaseException) -> str | None:
+    """The exercise ID named by a stub's NotImplementedError, else None."""
+    if isinstance(exc, NotImplementedError):
+        match = STUB_MESSAGE_RE.search(str(exc))
+        if match:
+            return match.group(1)
+    return None

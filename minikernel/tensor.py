@@ -1,0 +1,294 @@
+"""A Tensor: a header (shape, strides, storage offset) over a flat numpy storage.
+
+Everything that moves the header around (``view``, ``permute``, ``expand``,
+slicing, ``contiguous``) calls the chapter-01 exercises in ``strides.py``; the
+code here only checks arguments and builds new headers, the way ATen's
+``TensorImpl`` sits on top of a ``Storage``.
+
+Memory is shared with PyTorch both ways: ``Tensor.from_torch(t)`` and
+``t.to_torch()`` never copy, so a write through one is seen by the other.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import strides as S
+from .strides import Shape, Storage, Strides
+
+#: dtypes a Tensor can hold (numpy dtypes; torch names in ``_TORCH_NAMES``).
+float32, float64, int64, int32, bool_ = (np.dtype(n) for n in ("float32", "float64", "int64", "int32", "bool"))
+_TORCH_NAMES = {float32: "float32", float64: "float64", int64: "int64", int32: "int32", bool_: "bool"}
+
+
+def _sizes(args: tuple) -> tuple[int, ...]:
+    """Accept ``f(2, 3)`` and ``f((2, 3))`` / ``f(torch.Size([2, 3]))`` like torch."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    for a in args:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"sizes must be ints, got {a!r} of type {type(a).__name__}")
+    return tuple(int(a) for a in args)
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """Resolve a negative dim like torch, with torch's IndexError when out of range."""
+    low, high = (-ndim, ndim - 1) if ndim else (-1, 0)
+    if not low <= dim <= high:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})")
+    return dim + ndim if dim < 0 else dim
+
+
+class UntypedStorage:
+    """The raw memory under one or more tensors (like ``torch.UntypedStorage``)."""
+
+    def __init__(self, array: Storage):
+        self._array = array
+
+    def data_ptr(self) -> int:
+        return self._array.ctypes.data if self._array.nbytes else 0  # torch: 0 when empty
+
+    def nbytes(self) -> int:
+        return self._array.nbytes
+
+    def __len__(self) -> int:
+        return self._array.nbytes
+
+
+class Tensor:
+    """A strided view of a flat storage.
+
+    Args:
+        storage: 1-D numpy array holding the elements.
+        shape: size of each dimension.
+        strides: storage step of each dimension (in elements, not bytes).
+        offset: storage position of element (0, 0, ...).
+
+    Use ``minikernel.tensor(data)`` or ``Tensor.from_torch(t)`` rather than
+    calling this directly.
+    """
+
+    def __init__(self, storage: Storage, shape: Sequence[int], strides: Sequence[int], offset: int = 0):
+        if not isinstance(storage, np.ndarray) or storage.ndim != 1:
+            raise TypeError("storage must be a 1-D numpy array")
+        if storage.dtype not in _TORCH_NAMES:
+            raise TypeError(f"unsupported dtype {storage.dtype}; use one of "
+                            f"{', '.join(_TORCH_NAMES.values())}")
+        shape, strides = tuple(int(s) for s in shape), tuple(int(s) for s in strides)
+        if len(shape) != len(strides):
+            raise RuntimeError(f"mismatch in length of strides and shape: shape {list(shape)}, "
+                               f"strides {list(strides)}")
+        if any(s < 0 for s in shape) or any(s < 0 for s in strides) or offset < 0:
+            raise RuntimeError(f"sizes, strides and offset must be non-negative, got shape "
+                               f"{list(shape)}, strides {list(strides)}, offset {offset}")
+        needed = 0 if 0 in shape else offset + 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+        if needed > storage.size:
+            raise RuntimeError(
+                f"setStorage: sizes {list(shape)}, strides {list(strides)}, storage offset {offset}"
+                f" need a storage of {needed} elements, but it has {storage.size}")
+        self._storage, self._shape, self._strides, self._offset = storage, shape, strides, int(offset)
+
+    # ----------------------------------------------------------------- header
+    @property
+    def shape(self) -> Shape:
+        return self._shape
+
+    def size(self, dim: int | None = None):
+        return self._shape if dim is None else self._shape[_wrap_dim(dim, self.ndim)]
+
+    def stride(self, dim: int | None = None):
+        return self._strides if dim is None else self._strides[_wrap_dim(dim, self.ndim)]
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def numel(self) -> int:
+        return math.prod(self._shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._storage.dtype
+
+    def element_size(self) -> int:
+        return self._storage.itemsize
+
+    def untyped_storage(self) -> UntypedStorage:
+        return UntypedStorage(self._storage)
+
+    def data_ptr(self) -> int:
+        """Address of element (0, 0, ...): the storage's address plus offset·itemsize (0 if empty)."""
+        if not self.numel():
+            return 0  # like torch: a tensor without elements has no address
+        return self._storage.ctypes.data + self._offset * self._storage.itemsize
+
+    def is_contiguous(self) -> bool:
+        return S.is_contiguous(self._shape, self._strides)
+
+    def _with(self, shape: Sequence[int], strides: Sequence[int], offset: int | None = None) -> "Tensor":
+        """A new header over the same storage."""
+        return Tensor(self._storage, shape, strides, self._offset if offset is None else offset)
+
+    # ------------------------------------------------------------------ views
+    def as_strided(self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> "Tensor":
+        return self._with(size, stride, storage_offset)
+
+    def view(self, *shape) -> "Tensor":
+        new_shape = S.infer_size(_sizes(shape), self.numel())
+        new_strides = S.view_strides(self._shape, self._strides, new_shape)
+        if new_strides is None:
+            raise RuntimeError(
+                "view size is not compatible with input tensor's size and stride (at least one"
+                " dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+        return self._with(new_shape, new_strides)
+
+    def reshape(self, *shape) -> "Tensor":
+        """A view when the strides allow one, else a contiguous copy (like torch)."""
+        new_shape = S.infer_size(_sizes(shape), self.numel())
+        new_strides = S.view_strides(self._shape, self._strides, new_shape)
+        if new_strides is None:
+            return self.contiguous().view(new_shape)
+        return self._with(new_shape, new_strides)
+
+    def permute(self, *dims) -> "Tensor":
+        dims = _sizes(dims)
+        if len(dims) != self.ndim:
+            raise RuntimeError(f"permute(): number of dims don't match: the tensor has {self.ndim}"
+                               f" dimensions but {len(dims)} were given")
+        dims = tuple(_wrap_dim(d, self.ndim) for d in dims)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
+        shape, strides = S.permute_strides(self._shape, self._strides, dims)
+        return self._with(shape, strides)
+
+    def transpose(self, dim0: int, dim1: int) -> "Tensor":
+        if self.ndim == 0:
+            return self
+        dim0, dim1 = _wrap_dim(dim0, self.ndim), _wrap_dim(dim1, self.ndim)
+        order = list(range(self.ndim))
+        order[dim0], order[dim1] = order[dim1], order[dim0]
+        return self.permute(order)
+
+    def t(self) -> "Tensor":
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return self.transpose(0, 1) if self.ndim == 2 else self
+
+    def expand(self, *sizes) -> "Tensor":
+        new_shape = _sizes(sizes)
+        new_strides = S.expand_strides(self._shape, self._strides, new_shape)
+        shape = tuple(self._shape[d - len(new_shape) + self.ndim] if n == -1 else n
+                      for d, n in enumerate(new_shape))
+        return self._with(shape, new_strides)
+
+    def contiguous(self) -> "Tensor":
+        """``self`` if already contiguous, else a row-major copy (exercise 1.7)."""
+        if self.is_contiguous():
+            return self
+        flat = S.contiguous(self._storage, self._shape, self._strides, self._offset)
+        return Tensor(flat, self._shape, S.contiguous_strides(self._shape), 0)
+
+    # --------------------------------------------------------------- indexing
+    def __getitem__(self, key: Any) -> "Tensor":
+        """Ints and slices with positive steps, like ``t[1]``, ``t[:, ::2]``, ``t[1:, 0]``."""
+        key = key if isinstance(key, tuple) else (key,)
+        if len(key) > self.ndim:
+            raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+        starts, shape, strides = [], [], []
+        for d, k in enumerate(key):
+            size, stride = self._shape[d], self._strides[d]
+            if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+                i = int(k) + size if k < 0 else int(k)
+                if not 0 <= i < size:
+                    raise IndexError(f"index {int(k)} is out of bounds for dimension {d} with size {size}")
+                starts.append(i)
+            elif isinstance(k, slice):
+                if k.step is not None and k.step <= 0:
+                    raise ValueError("step must be greater than zero")
+                start, stop, step = k.indices(size)
+                starts.append(start)
+                shape.append(max(0, -(-(stop - start) // step)))
+                strides.append(stride * step)
+            else:
+                raise TypeError(f"minikernel tensors index with ints and slices only, got "
+                                f"{type(k).__name__} (e.g. t[1], t[:, 2:5], t[::2])")
+        shape += self._shape[len(key):]
+        strides += self._strides[len(key):]
+        offset = S.index_to_position(starts, self._strides[:len(key)], self._offset)
+        return self._with(shape, strides, offset)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        target = self[key]
+        target._numpy_view()[...] = value.to_numpy() if isinstance(value, Tensor) else value
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    # ------------------------------------------------------ values and interop
+    def _numpy_view(self) -> np.ndarray:
+        """A numpy array over the same memory with the same header."""
+        item = self._storage.itemsize
+        return np.lib.stride_tricks.as_strided(
+            self._storage[self._offset:] if self.numel() else self._storage,
+            self._shape, tuple(s * item for s in self._strides))
+
+    def to_numpy(self) -> np.ndarray:
+        """A copy of the values as a numpy array of this shape."""
+        return self._numpy_view().copy()
+
+    def tolist(self):
+        return self._numpy_view().tolist()
+
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return self._storage[self._offset].item()
+
+    @classmethod
+    def from_torch(cls, t) -> "Tensor":
+        """A Tensor over the same memory as the CPU torch tensor ``t`` (no copy)."""
+        import torch
+
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"from_torch expects a torch.Tensor, got {type(t).__name__}")
+        if t.device.type != "cpu" or t.layout != torch.strided:
+            raise TypeError(f"from_torch needs a dense CPU tensor, got device={t.device}, "
+                            f"layout={t.layout}; call .cpu() / .to_dense() first")
+        if str(t.dtype).removeprefix("torch.") not in _TORCH_NAMES.values():
+            raise TypeError(f"unsupported dtype {t.dtype}; use one of {', '.join(_TORCH_NAMES.values())}")
+        storage = t.untyped_storage()
+        whole = torch.empty(0, dtype=t.dtype).set_(storage, 0, (storage.nbytes() // t.element_size(),), (1,))
+        return cls(whole.numpy(), t.shape, t.stride(), t.storage_offset())
+
+    def to_torch(self):
+        """A torch tensor over the same memory, with the same shape, strides and offset."""
+        import torch
+
+        return torch.from_numpy(self._storage).as_strided(self._shape, self._strides, self._offset)
+
+    def __repr__(self) -> str:
+        return repr(self.to_torch())
+
+
+def tensor(data: Any, dtype: Any = None) -> Tensor:
+    """A new contiguous Tensor holding a copy of ``data`` (nested lists, scalars, arrays).
+
+    Like ``torch.tensor``: Python floats become float32, ints int64, unless
+    ``dtype`` says otherwise (a numpy dtype or a name such as ``"float64"``).
+    """
+    array = np.array(data, dtype=dtype)
+    if dtype is None and not isinstance(data, np.ndarray) and array.dtype == np.float64:
+        array = array.astype(np.float32)
+    if array.dtype not in _TORCH_NAMES:
+        raise TypeError(f"unsupported dtype {array.dtype}; use one of {', '.join(_TORCH_NAMES.values())}")
+    return Tensor(array.reshape(-1), array.shape, S.contiguous_strides(array.shape), 0)

@@ -1,0 +1,53 @@
+"""Shared pytest set-up: hypothesis profiles and the student-mode rule.
+
+Student mode (``MINIKERNEL_SOLUTIONS`` unset): every test marked
+``@pytest.mark.exercise("N.M")`` must stop at that exercise's stub. Such a test is
+reported as xfail ("TODO"); if it passes, or fails any other way, it is a real
+failure: a test that passes without the learner's code checks nothing, and a
+different error means something outside the exercises broke.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from minikernel.exercise import stub_exercise_id
+
+settings.register_profile("default", deadline=None, max_examples=100, database=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("grade", deadline=None, max_examples=60, database=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+STUDENT_MODE = not os.environ.get("MINIKERNEL_SOLUTIONS", "").strip()
+GRADING = bool(os.environ.get("MINIKERNEL_GRADING"))
+
+
+def _stub_ids(exc: BaseException) -> set[str]:
+    found, todo = set(), [exc]
+    while todo:
+        e = todo.pop()
+        if e is None:
+            continue
+        if (i := stub_exercise_id(e)) is not None:
+            found.add(i)
+        todo += list(getattr(e, "exceptions", ()))
+    return found
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    ids = [m.args[0] for m in item.iter_markers("exercise")]
+    if not (STUDENT_MODE and ids and not GRADING and report.when == "call"):
+        return
+    if report.passed:
+        report.outcome = "failed"
+        report.longrepr = (f"{item.nodeid} passed in student mode, without the code of exercise "
+                           f"{', '.join(ids)}: it checks nothing that exercise does.")
+    elif report.failed and call.excinfo is not None and _stub_ids(call.excinfo.value) & set(ids):
+        report.outcome = "skipped"
+        report.wasxfail = f"TODO: exercise {', '.join(sorted(_stub_ids(call.excinfo.value) & set(ids)))}"

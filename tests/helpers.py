@@ -1,0 +1,119 @@
+"""One helper to run the same call through torch and minikernel, and the
+hypothesis strategies that generate strided tensors for it."""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import torch
+from hypothesis import strategies as st
+
+from minikernel import Tensor
+
+MAX_DIMS, MAX_SIDE = 4, 4
+
+
+def _run(op: Callable, *args) -> tuple[Any, BaseException | None]:
+    try:
+        return op(*args), None
+    except NotImplementedError:
+        raise  # a stub: let it through so the grader reports TODO
+    except Exception as err:  # noqa: BLE001 - the error *is* the result being compared
+        return None, err
+
+
+def assert_same_as_torch(op: Callable, *inputs: torch.Tensor, check_message: bool = False,
+                         shares_storage: bool | None = None) -> Any:
+    """Run ``op`` on torch tensors and on minikernel tensors over the same memory.
+
+    Compares what the lesson is about: either both raise the same exception type
+    (and message, with ``check_message``), or both return tensors with equal shape,
+    strides, storage offset, dtype and values. ``shares_storage`` (True/False) also
+    checks whether the result shares memory with the first input; None checks that
+    it shares exactly when torch's does.
+
+    Returns torch's result.
+    """
+    expected, torch_error = _run(op, *inputs)
+    got, mk_error = _run(op, *[Tensor.from_torch(t) for t in inputs])
+    if torch_error is not None or mk_error is not None:
+        assert type(mk_error) is type(torch_error), (
+            f"torch raised {torch_error!r}, minikernel raised {mk_error!r}")
+        if check_message:
+            assert str(mk_error) == str(torch_error)
+        return None
+    if not isinstance(expected, torch.Tensor):
+        assert got == expected, f"minikernel gave {got!r}, torch gave {expected!r}"
+        return expected
+    assert isinstance(got, Tensor), f"expected a minikernel Tensor, got {type(got).__name__}"
+    assert got.shape == tuple(expected.shape), f"shape {got.shape} != torch's {tuple(expected.shape)}"
+    assert got.stride() == expected.stride(), f"strides {got.stride()} != torch's {expected.stride()}"
+    assert got.storage_offset() == expected.storage_offset(), (
+        f"storage offset {got.storage_offset()} != torch's {expected.storage_offset()}")
+    assert str(got.dtype) == str(expected.dtype).removeprefix("torch.")
+    assert torch.equal(got.to_torch(), expected), f"values differ:\n{got}\nvs torch's\n{expected}"
+    source = inputs[0].untyped_storage().data_ptr()
+    torch_shares = expected.untyped_storage().data_ptr() == source
+    mk_shares = got.untyped_storage().data_ptr() == source
+    assert mk_shares == (torch_shares if shares_storage is None else shares_storage), (
+        f"result {'shares' if mk_shares else 'does not share'} the input's storage; "
+        f"torch's {'does' if torch_shares else 'does not'}")
+    return expected
+
+
+# ------------------------------------------------------------------ strategies
+def shapes(max_dims: int = MAX_DIMS, max_side: int = MAX_SIDE, min_dims: int = 0) -> st.SearchStrategy:
+    """Shapes with size-0 and size-1 dimensions included."""
+    return st.lists(st.integers(0, max_side), min_size=min_dims, max_size=max_dims).map(tuple)
+
+
+@st.composite
+def headers(draw, max_dims: int = MAX_DIMS, max_side: int = MAX_SIDE, nonempty: bool = False):
+    """(shape, strides, offset) with arbitrary non-negative strides (overlaps, zeros, gaps)."""
+    shape = draw(shapes(max_dims, max_side))
+    if nonempty:
+        shape = tuple(max(1, s) for s in shape)
+    strides = tuple(draw(st.lists(st.integers(0, 30), min_size=len(shape), max_size=len(shape))))
+    offset = draw(st.integers(0, 5))
+    return shape, strides, offset
+
+
+def storage_for(shape, strides, offset, dtype=torch.int64) -> torch.Tensor:
+    """A 1-D arange just large enough for the header: each value is its position."""
+    needed = offset + 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if math.prod(shape) else offset
+    return torch.arange(max(needed, 1), dtype=dtype)
+
+
+def as_strided(shape, strides, offset, dtype=torch.int64) -> torch.Tensor:
+    return torch.as_strided(storage_for(shape, strides, offset, dtype), shape, strides, offset)
+
+
+@st.composite
+def strided_tensors(draw, max_dims: int = MAX_DIMS, max_side: int = MAX_SIDE, dtype=torch.int64):
+    """Torch tensors made the way real code makes them: an arange viewed to a shape,
+    then a few of slice / select / transpose / permute / expand / view."""
+    shape = draw(shapes(max_dims, max_side))
+    pad = draw(st.integers(0, 3))
+    t = torch.arange(math.prod(shape) + pad, dtype=dtype)[pad:].view(shape)
+    for _ in range(draw(st.integers(0, 3))):
+        op = draw(st.sampled_from(["slice", "select", "transpose", "permute", "expand", "view"]))
+        if op == "slice" and t.dim():
+            d = draw(st.integers(0, t.dim() - 1))
+            start, step = draw(st.integers(0, t.shape[d])), draw(st.integers(1, 3))
+            t = t[(slice(None),) * d + (slice(start, None, step),)]
+        elif op == "select" and t.dim() and t.shape[0]:
+            t = t[draw(st.integers(0, t.shape[0] - 1))]
+        elif op == "transpose" and t.dim() >= 2:
+            t = t.transpose(*draw(st.lists(st.integers(0, t.dim() - 1), min_size=2, max_size=2, unique=True)))
+        elif op == "permute" and t.dim():
+            t = t.permute(*draw(st.permutations(range(t.dim()))))
+        elif op == "expand" and t.dim() < max_dims:
+            t = t.unsqueeze(0).expand(draw(st.integers(0, 3)), *t.shape)
+        elif op == "view":
+            choices = [(-1,), (*t.shape, 1), (1, *t.shape)]
+            choices += [(*t.shape[:d], t.shape[d] * t.shape[d + 1], *t.shape[d + 2:]) for d in range(t.dim() - 1)]
+            try:
+                t = t.view(draw(st.sampled_from(choices)))
+            except RuntimeError:
+                pass  # torch refuses this view (it spans two chunks); keep t
+    return t
