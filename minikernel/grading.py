@@ -39,7 +39,7 @@ class Row:
 
 
 @dataclass
-class TestResult:
+class CaseResult:
     """What the pytest plugin records for one test (see ``_grade_plugin``)."""
 
     nodeid: str
@@ -49,7 +49,7 @@ class TestResult:
     detail: str = ""
 
 
-def classify(exercise_id: str, results: list[TestResult]) -> tuple[str, str]:
+def classify(exercise_id: str, results: list[CaseResult]) -> tuple[str, str]:
     """The verdict for one exercise from the results of the tests that carry its marker."""
     mine = [r for r in results if exercise_id in r.exercises]
     if not mine:
@@ -135,7 +135,7 @@ def run(patterns: list[str] | None = None, timeout_s: int = PER_TEST_TIMEOUT_S) 
         results_file = Path(tmp) / "results.json"
         cmd = [sys.executable, "-m", "pytest", *_test_paths(ids), "-q", "--no-header", "-p", "no:cacheprovider",
                "-p", "minikernel._grade_plugin", f"--mk-ids={','.join(ids)}", f"--mk-results={results_file}",
-               f"--timeout={timeout_s}", "-W", "ignore::pytest.PytestUnraisableExceptionWarning"]
+               f"--mk-timeout={timeout_s}", "-p", "no:timeout"]
         env = dict(os.environ, MINIKERNEL_GRADING="1", HYPOTHESIS_PROFILE="grade")
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
         if not results_file.exists():
@@ -143,7 +143,7 @@ def run(patterns: list[str] | None = None, timeout_s: int = PER_TEST_TIMEOUT_S) 
             return GradeReport([Row(i, registry[i].name, "FAIL", "tests did not run") for i in ids],
                                error=f"pytest exited with {proc.returncode}:\n{tail}")
         data = json.loads(results_file.read_text())
-    results = [TestResult(**r) for r in data["results"]]
+    results = [CaseResult(**r) for r in data["results"]]
     error = "\n".join(data["collect_errors"])
     rows = []
     for i in ids:

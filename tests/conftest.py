@@ -11,14 +11,15 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 from minikernel.exercise import stub_exercise_id
 
-settings.register_profile("default", deadline=None, max_examples=100, database=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("grade", deadline=None, max_examples=60, database=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+# No "explain" phase: it traces coverage and makes every failure (a stub's too) slow.
+_COMMON = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow],
+               phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink])
+settings.register_profile("default", max_examples=100, **_COMMON)
+settings.register_profile("grade", max_examples=60, report_multiple_bugs=False, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 STUDENT_MODE = not os.environ.get("MINIKERNEL_SOLUTIONS", "").strip()

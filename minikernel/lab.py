@@ -1,0 +1,286 @@
+"""``python -m minikernel lab``: start JupyterLab on the course chapters.
+
+The server runs from this environment's interpreter (``sys.executable -m
+jupyterlab``), serves ``chapters/``, listens on 127.0.0.1 only, keeps token
+authentication on, and prints the URL to open, token included. Ctrl-C stops it
+cleanly (running kernels are shut down).
+
+Any argument this command does not know is passed on to ``jupyter lab``
+unchanged, for example ``--ServerApp.base_url=/course/`` or a notebook to open.
+
+Standard library only, so it also runs as a plain script: ``python minikernel/lab.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ROOT / "chapters"
+HOST = "127.0.0.1"
+DEFAULT_PORT = 8888
+PORT_SEARCH = 100  # try 8888, 8889, ... up to this many ports
+READY_TIMEOUT_S = 120.0
+STOP_GRACE_S = 20.0  # after Ctrl-C, how long the server may take to shut kernels down
+
+_TOKEN_SETTINGS = ("IdentityProvider.token", "ServerApp.token", "NotebookApp.token")
+_PORT_SETTINGS = ("ServerApp.port", "port")
+_IP_SETTINGS = ("ServerApp.ip", "ip")
+_BASE_URL_SETTINGS = ("ServerApp.base_url", "base-url", "base_url")
+
+
+def say(message: str) -> None:
+    """Print one status line of this launcher (JupyterLab's own log goes to stderr)."""
+    print(f"[lab] {message}", flush=True)
+
+
+def passthrough_setting(args: list[str], names: tuple[str, ...]) -> str | None:
+    """The last value given to any of ``names`` in jupyter-style args, else None.
+
+    Accepts ``--name=value`` and ``--name value``, as ``jupyter lab`` does.
+    """
+    value = None
+    for i, arg in enumerate(args):
+        for name in names:
+            flag = "--" + name
+            if arg.startswith(flag + "="):
+                value = arg[len(flag) + 1:]
+            elif arg == flag and i + 1 < len(args):
+                value = args[i + 1]
+    if value is not None and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]  # traitlets accepts quoted strings: --IdentityProvider.token=''
+    return value
+
+
+def port_is_free(port: int, host: str = HOST) -> bool:
+    """Whether a server could listen on ``host:port`` now (same options as tornado)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def find_free_port(start: int = DEFAULT_PORT, tries: int = PORT_SEARCH, host: str = HOST) -> int:
+    """The first free port in ``start, start+1, ...``; OSError when all are taken."""
+    for port in range(start, start + tries):
+        if port_is_free(port, host):
+            return port
+    raise OSError(f"no free port in {start}..{start + tries - 1} on {host}")
+
+
+def _http_status(url: str, token: str | None = None, timeout: float = 2.0) -> int | None:
+    """HTTP status of a GET (ignoring any proxy settings), or None if nothing answers."""
+    request = urllib.request.Request(url)
+    if token:
+        request.add_header("Authorization", f"token {token}")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code
+    except (OSError, ValueError):
+        return None
+
+
+def _child_setup():
+    """Runs in the server process before exec: default SIGINT handling, and (Linux)
+    a SIGTERM if this launcher dies, so that no server is left behind."""
+    prctl = None
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            prctl = None
+
+    def setup() -> None:
+        # A launcher started in the background by a shell inherits SIGINT ignored;
+        # the server and its kernels (interrupts!) need the default back.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if prctl is not None:
+            prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+
+    return setup
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The launcher's own options; everything else goes to ``jupyter lab``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m minikernel lab",
+        description="Start JupyterLab on the course chapters (127.0.0.1, token authentication). "
+        "Unknown arguments are passed to `jupyter lab`.",
+        allow_abbrev=False,
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help=f"port to listen on (default: {DEFAULT_PORT}, or the next free one)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run JupyterLab until Ctrl-C (or SIGTERM); return the exit status."""
+    args, extra = build_parser().parse_known_args(sys.argv[1:] if argv is None else argv)
+
+    if not CHAPTERS.is_dir():
+        say(f"no chapters/ directory at {CHAPTERS}; run this from the course checkout")
+        return 2
+
+    ip = passthrough_setting(extra, _IP_SETTINGS) or HOST
+    host = HOST if ip in ("0.0.0.0", "::", "*", "") else ip
+    if host not in (HOST, "localhost", "::1"):
+        say(f"note: listening on {ip}, not just this machine, because of your arguments")
+
+    port_arg = passthrough_setting(extra, _PORT_SETTINGS)
+    try:
+        if args.port is not None:
+            port = args.port
+            if not port_is_free(port, HOST):
+                say(f"port {port} is in use; pick another with --port, or leave --port out")
+                return 2
+        elif port_arg is not None:
+            port = int(port_arg)
+        else:
+            port = find_free_port()
+    except (OSError, ValueError) as err:
+        say(f"cannot choose a port: {err}")
+        return 2
+
+    base_url = passthrough_setting(extra, _BASE_URL_SETTINGS) or "/"
+    base_url = "/" + base_url.strip("/") + "/" if base_url.strip("/") else "/"
+
+    user_token = passthrough_setting(extra, _TOKEN_SETTINGS)
+    if user_token is None:
+        # Passed through the environment rather than argv, so that other users
+        # cannot read it in `ps`. An existing JUPYTER_TOKEN is kept.
+        token = os.environ.get("JUPYTER_TOKEN") or secrets.token_hex(24)
+    else:
+        token = user_token
+    env = dict(os.environ, JUPYTER_TOKEN=token) if token else dict(os.environ)
+
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        f"--ServerApp.root_dir={CHAPTERS}",
+        f"--ServerApp.ip={HOST}",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",  # fail rather than silently move to another port
+        "--no-browser",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    cmd += extra  # last, so the user's settings win
+
+    say(f"starting JupyterLab on {CHAPTERS} ...")
+    try:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=CHAPTERS,
+            env=env,
+            # Its own session, so that a Ctrl-C in the terminal reaches only this
+            # launcher, which stops the server with SIGTERM: no "Shutdown this Jupyter
+            # server (y/[n])?" prompt, kernels are shut down. No terminal on stdin either.
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=_child_setup(),
+        )
+    except OSError as err:
+        say(f"could not start JupyterLab ({err}); is it installed? Try: make setup")
+        return 1
+
+    signals_seen = 0
+    killed = False
+
+    def forward(_signum: int, _frame: object) -> None:
+        # First Ctrl-C/SIGTERM/SIGHUP: SIGTERM, which makes the server shut its
+        # kernels down and exit. A second one: SIGKILL.
+        nonlocal signals_seen, killed
+        signals_seen += 1
+        if proc.poll() is not None:
+            return
+        if signals_seen == 1:
+            proc.terminate()
+        else:
+            say("killing JupyterLab")
+            proc.kill()
+            killed = True
+
+    handled = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    previous = {sig: signal.signal(sig, forward) for sig in handled}
+    try:
+        base = f"http://{host if ':' not in host else '[' + host + ']'}:{port}{base_url}"
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        ready = False
+        while not signals_seen and proc.poll() is None and time.monotonic() < deadline:
+            if _http_status(base + "api", timeout=1.0) is not None:  # any HTTP answer
+                ready = True
+                break
+            time.sleep(0.25)
+
+        if ready and not signals_seen:
+            if token:
+                status = _http_status(base + "api/status", token=token)
+                url = f"{base}lab?token={token}"
+                say(f"JupyterLab is serving {CHAPTERS}")
+                if status == 200:
+                    say("open this URL in your browser (it contains the access token):")
+                else:
+                    say("the server did not accept the token (a Jupyter config file may set "
+                        "another one); if this URL asks for a password, use the one Jupyter printed:")
+                say(f"    {url}")
+            else:
+                say(f"JupyterLab is serving {CHAPTERS} WITHOUT authentication (as you asked):")
+                say(f"    {base}lab")
+            say("press Ctrl-C to stop it")
+        elif proc.poll() is None and not signals_seen:
+            say(f"the server has not answered after {READY_TIMEOUT_S:.0f} s; its log is above")
+
+        stop_started = None
+        while True:
+            try:
+                code = proc.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if signals_seen and stop_started is None:
+                stop_started = time.monotonic()
+                say("stopping JupyterLab (shutting down kernels) ...")
+            if stop_started is not None and time.monotonic() - stop_started > STOP_GRACE_S:
+                say("JupyterLab did not stop in time; killing it")
+                proc.kill()
+                killed = True
+                stop_started = float("inf")  # kill once, then wait
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    if signals_seen:
+        say("stopped" if not killed else "killed")
+        return 0 if not killed else 1
+    say(f"JupyterLab exited with code {code}" + ("" if code == 0 else "; its log is above"))
+    return code if code >= 0 else 128 - code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
