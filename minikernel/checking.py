@@ -1,0 +1,51 @@
+"""Side-by-side checks for the notebooks: your function beside PyTorch's, per case."""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+
+def _plain(value: Any) -> Any:
+    """Make torch.Size / tensors / lists comparable and printable as plain Python."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+_RAISES = object()
+
+
+def _outcome(fn: Callable, args: tuple, refused: Any = _RAISES) -> Any:
+    try:
+        return _plain(fn(*args))
+    except NotImplementedError:
+        raise  # an unfinished exercise: let the notebook cell say which one
+    except Exception as err:  # noqa: BLE001 - a refusal is a result to compare
+        return f"{type(err).__name__}" if refused is _RAISES else refused
+
+
+def agree(yours: Callable, torch_fn: Callable, cases: Iterable[tuple], refused: Any = _RAISES) -> None:
+    """Print your result beside torch's for each case, then how many agree.
+
+    Args:
+        yours: your function, called as ``yours(*case)``.
+        torch_fn: the same question asked of PyTorch, called as ``torch_fn(*case)``.
+        cases: argument tuples. An exception counts as its type's name, so
+            "RuntimeError" on both sides agrees.
+        refused: what your function returns where torch raises, when it
+            answers a refusal with a value instead (``view_strides`` returns None).
+
+    Example::
+
+        >>> agree(contiguous_strides, lambda s: torch.empty(s).stride(), [((2, 3),), ((4,),)])
+    """
+    cases = list(cases)
+    rows = [(_plain(c if len(c) != 1 else c[0]), _outcome(yours, c), _outcome(torch_fn, c, refused)) for c in cases]
+    width = max(len(str(r[0])) for r in rows)
+    good = 0
+    for case, mine, theirs in rows:
+        ok = mine == theirs
+        good += ok
+        print(f"{str(case):<{width}}  yours: {str(mine):<22} torch: {str(theirs):<22} {'ok' if ok else 'DIFFERENT'}")
+    print(f"{good}/{len(rows)} cases agree with torch")

@@ -1,0 +1,66 @@
+"""``python -m minikernel notebooks [NN ...]``: rebuild chapters/*.ipynb from the .py sources.
+
+For each ``chapters/NN_topic.py`` (jupytext percent format, the source of truth):
+convert to a notebook, execute it top to bottom with every reference switched on
+(``MINIKERNEL_SOLUTIONS=all``) in a fresh kernel, then strip volatile metadata but
+keep outputs and execution counts — the stored outputs nbval compares against.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ROOT / "chapters"
+CELL_TIMEOUT_S = 600
+
+
+def sources(selected: list[str] | None = None) -> list[Path]:
+    """The chapter sources, all or those whose number prefix is in ``selected``."""
+    found = sorted(CHAPTERS.glob("[0-9][0-9]_*.py"))
+    if selected:
+        found = [p for p in found if p.name[:2] in {s.zfill(2) for s in selected}]
+    return found
+
+
+def build(source: Path) -> Path:
+    """Execute ``source`` into its paired .ipynb and return the notebook's path."""
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+
+    target = source.with_suffix(".ipynb")
+    notebook = jupytext.read(source)
+    env_before = os.environ.get("MINIKERNEL_SOLUTIONS")
+    os.environ["MINIKERNEL_SOLUTIONS"] = "all"  # the kernel inherits this environment
+    try:
+        NotebookClient(notebook, timeout=CELL_TIMEOUT_S, kernel_name="python3",
+                       resources={"metadata": {"path": str(CHAPTERS)}}).execute()
+    finally:
+        if env_before is None:
+            os.environ.pop("MINIKERNEL_SOLUTIONS")
+        else:
+            os.environ["MINIKERNEL_SOLUTIONS"] = env_before
+    nbformat.write(notebook, target)
+    # keep outputs and execution counts (nbval compares them), drop the rest
+    subprocess.run([sys.executable, "-m", "nbstripout", "--keep-output", "--keep-count", str(target)], check=True)
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m minikernel notebooks", description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", help="chapter numbers, e.g. 01 (default: all)")
+    args = parser.parse_args(argv)
+    chosen = sources(args.chapters)
+    if not chosen:
+        print(f"no chapter sources match {args.chapters} in {CHAPTERS}", file=sys.stderr)
+        return 2
+    for source in chosen:
+        start = time.perf_counter()
+        target = build(source)
+        print(f"{target.relative_to(ROOT)}: executed in {time.perf_counter() - start:.1f} s")
+    return 0

@@ -1,0 +1,84 @@
+"""Notebook hygiene, and what a learner sees when nbval runs on unfinished code."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+
+from minikernel import exercise as ex
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ROOT / "chapters"
+SOURCES = sorted(CHAPTERS.glob("[0-9][0-9]_*.py"))
+NOTEBOOKS = sorted(CHAPTERS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def _code_cells(nb):
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def test_every_source_has_its_notebook_and_back():
+    assert SOURCES, "no chapter sources"
+    assert [p.stem for p in SOURCES] == [p.stem for p in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_notebook_in_sync_with_its_source(source):
+    from_py = jupytext.read(source)
+    stored = nbformat.read(source.with_suffix(".ipynb"), as_version=4)
+    pairs = list(zip(from_py.cells, stored.cells))
+    assert len(from_py.cells) == len(stored.cells), "cell count differs: run `make notebooks`"
+    for i, (a, b) in enumerate(pairs):
+        assert (a.cell_type, a.source) == (b.cell_type, b.source), (
+            f"cell {i} differs from {source.name}: run `make notebooks`")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_execution_counts_run_one_to_n(notebook):
+    counts = [c.execution_count for c in _code_cells(nbformat.read(notebook, as_version=4))]
+    assert counts == list(range(1, len(counts) + 1)), "re-run `make notebooks` (top to bottom, fresh kernel)"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_stored_outputs_have_no_errors(notebook):
+    for cell in _code_cells(nbformat.read(notebook, as_version=4)):
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        assert not errors or "NBVAL_RAISES_EXCEPTION" in cell.source, f"{cell.source[:60]!r}: {errors[0].evalue}"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_trailing_semicolons(notebook):
+    # nbval runs cells without store_history: `;` does not hide output there
+    for cell in _code_cells(nbformat.read(notebook, as_version=4)):
+        last = [line for line in cell.source.splitlines() if line.strip()][-1:]
+        assert not (last and last[0].split("#")[0].rstrip().endswith(";")), cell.source[:60]
+
+
+def test_student_mode_nbval_fails_only_cells_that_need_the_learners_code(tmp_path):
+    """With every stub untouched, each failing cell must name an exercise; all others pass."""
+    junit = tmp_path / "nbval.xml"
+    env = dict(os.environ, MINIKERNEL_SOLUTIONS="")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
+         str(CHAPTERS / "sanitize.cfg"), *map(str, NOTEBOOKS), "-p", "no:cacheprovider", "-q",
+         f"--junitxml={junit}", "-o", "junit_logging=no"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    cases = ET.parse(junit).getroot().iter("testcase")
+    failed = {c.get("name"): (c.find("failure") if c.find("failure") is not None else c.find("error"))
+              for c in cases}
+    failed = {name: node.get("message", "") + (node.text or "") for name, node in failed.items() if node is not None}
+    assert failed, f"nothing failed in student mode — the notebooks check no exercise:\n{proc.stdout[-2000:]}"
+    named = set()
+    for name, text in failed.items():
+        ids = set(re.findall(r"exercise (\d+\.\d+)", text))
+        assert ids, f"{name} fails in student mode without naming an exercise:\n{text[:3000]}"
+        named |= ids
+    chapter_ids = {i for i in ex.registry() if any(p.name.startswith(f"{int(i.split('.')[0]):02d}_") for p in NOTEBOOKS)}
+    assert chapter_ids <= named, f"no failing cell names {sorted(chapter_ids - named)}"
