@@ -1,0 +1,301 @@
+"""The course environment is pinned in one place and installed as pinned.
+
+constraints.txt holds the exact pins; environment.yml (conda/mamba) repeats them
+in its ``pip:`` section; pyproject.toml names the dependencies. These tests check
+that the three agree, that torch is pinned exactly (a range lets pip choose a
+build with gigabytes of CUDA wheels), and that the packages installed in the
+running environment satisfy the pins.
+
+The helpers return lists of problems; the tests at the bottom run them on crafted
+inputs, so a mismatch is known to be detected.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import tomllib
+from pathlib import Path
+from typing import Callable, Iterable
+
+import pytest
+import yaml
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+ROOT = Path(__file__).resolve().parent.parent
+CONSTRAINTS = ROOT / "constraints.txt"
+ENVIRONMENT = ROOT / "environment.yml"
+PYPROJECT = ROOT / "pyproject.toml"
+
+Pins = dict[str, Requirement]  # canonical name -> requirement
+
+
+# ----------------------------------------------------------------------- parsing
+
+
+def parse_requirement_lines(lines: Iterable[str], source: str = "<lines>") -> Pins:
+    """Requirements in pip's file syntax, keyed by canonical name.
+
+    Blank lines, comments and option lines (``-e .``, ``-r``, ``--index-url``, ...)
+    are skipped. A package listed twice is an error: which line wins would be unclear.
+    """
+    pins: Pins = {}
+    for number, raw in enumerate(lines, 1):
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith("#") or line.startswith("-"):
+            continue
+        try:
+            req = Requirement(line)
+        except InvalidRequirement as err:
+            raise ValueError(f"{source}:{number}: not a requirement: {line!r} ({err})") from None
+        name = canonicalize_name(req.name)
+        if name in pins:
+            raise ValueError(f"{source}:{number}: {req.name} is listed twice")
+        pins[name] = req
+    return pins
+
+
+def read_constraints(path: Path = CONSTRAINTS) -> Pins:
+    return parse_requirement_lines(path.read_text().splitlines(), str(path))
+
+
+def read_environment(path: Path = ENVIRONMENT) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def environment_pip_lines(env: dict) -> list[str]:
+    """The ``pip:`` list inside ``dependencies`` (exactly one is expected)."""
+    sections = [d["pip"] for d in env.get("dependencies") or [] if isinstance(d, dict) and "pip" in d]
+    if len(sections) != 1:
+        raise ValueError(f"expected one pip: section in dependencies, found {len(sections)}")
+    return [str(item) for item in sections[0]]
+
+
+def read_environment_pins(path: Path = ENVIRONMENT) -> Pins:
+    return parse_requirement_lines(environment_pip_lines(read_environment(path)), str(path))
+
+
+def pyproject_requirements(path: Path = PYPROJECT, extras: tuple[str, ...] = ("test",)) -> list[Requirement]:
+    project = tomllib.loads(path.read_text())["project"]
+    lines = list(project.get("dependencies", []))
+    for extra in extras:
+        lines += project.get("optional-dependencies", {}).get(extra, [])
+    return [Requirement(line) for line in lines]
+
+
+# ---------------------------------------------------------------------- checking
+
+
+def _describe(req: Requirement) -> tuple:
+    """What must agree between two pins of one package."""
+    return (str(req.specifier), tuple(sorted(req.extras)), str(req.marker or ""), req.url or "")
+
+
+def pin_differences(left: Pins, right: Pins, left_name: str, right_name: str) -> list[str]:
+    """Every package pinned on one side only, or pinned differently on both."""
+    problems = []
+    for name in sorted(left.keys() | right.keys()):
+        if name not in right:
+            problems.append(f"{left[name]} is in {left_name} but not in {right_name}")
+        elif name not in left:
+            problems.append(f"{right[name]} is in {right_name} but not in {left_name}")
+        elif _describe(left[name]) != _describe(right[name]):
+            problems.append(f"{left_name} has {left[name]} but {right_name} has {right[name]}")
+    return problems
+
+
+def exact_pin_problems(pins: Pins, name: str) -> list[str]:
+    """``name`` must be pinned with a single ``==X.Y.Z`` (no range, no wildcard)."""
+    req = pins.get(canonicalize_name(name))
+    if req is None:
+        return [f"{name} is not pinned at all"]
+    specs = list(req.specifier)
+    if len(specs) != 1 or specs[0].operator != "==" or "*" in specs[0].version:
+        return [f"{name} must be pinned exactly (==X.Y.Z), found {req}"]
+    return []
+
+
+def bounded_pin_problems(pins: Pins) -> list[str]:
+    """Every pin must be exact or have an upper bound, so a new release can't slip in."""
+    problems = []
+    for req in pins.values():
+        operators = {spec.operator for spec in req.specifier}
+        if not operators & {"==", "===", "<", "<=", "~="}:
+            problems.append(f"{req} is neither exact nor bounded above")
+    return problems
+
+
+def unpinned_dependencies(requirements: Iterable[Requirement], pins: Pins) -> list[str]:
+    """Dependencies (from pyproject.toml) with no line in the constraints, or whose
+    exact pin the dependency's own specifier rules out."""
+    problems = []
+    for req in requirements:
+        pin = pins.get(canonicalize_name(req.name))
+        if pin is None:
+            problems.append(f"{req} (pyproject.toml) has no pin in constraints.txt")
+            continue
+        for spec in pin.specifier:
+            if spec.operator == "==" and "*" not in spec.version and not req.specifier.contains(
+                spec.version, prereleases=True
+            ):
+                problems.append(f"constraints.txt pins {pin} but pyproject.toml asks for {req}")
+    return problems
+
+
+def installed_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def unsatisfied_pins(pins: Pins, version_of: Callable[[str], str | None] = installed_version) -> list[str]:
+    """Pins that the installed packages (as reported by ``version_of``) do not meet."""
+    problems = []
+    for req in pins.values():
+        if req.marker is not None and not req.marker.evaluate():
+            continue
+        found = version_of(req.name)
+        if found is None:
+            problems.append(f"{req} is not installed")
+            continue
+        try:
+            Version(found)
+        except InvalidVersion:
+            problems.append(f"{req.name} {found!r} is not a valid version")
+            continue
+        if not req.specifier.contains(found, prereleases=True):
+            problems.append(f"{req.name} {found} is installed but the pin is {req}")
+    return problems
+
+
+# ------------------------------------------------------ the real files, checked
+
+
+def _report(problems: list[str], hint: str = "edit constraints.txt, environment.yml and pyproject.toml together") -> str:
+    return "\n".join(["", *problems, f"({hint})"])
+
+
+def test_environment_yml_pins_match_constraints_both_ways():
+    problems = pin_differences(read_constraints(), read_environment_pins(), "constraints.txt", "environment.yml")
+    assert not problems, _report(problems)
+
+
+def test_environment_yml_shape():
+    env = read_environment()
+    assert env["name"] == "minikernel"
+    assert "conda-forge" in env["channels"]
+    conda_deps = [d for d in env["dependencies"] if isinstance(d, str)]
+    assert "python=3.11" in conda_deps
+    assert "pip" in conda_deps
+    assert "-e .[test]" in environment_pip_lines(env)
+
+
+def test_torch_is_pinned_exactly_everywhere():
+    problems = exact_pin_problems(read_constraints(), "torch")
+    problems += exact_pin_problems(read_environment_pins(), "torch")
+    pyproject_torch = {canonicalize_name(r.name): r for r in pyproject_requirements()}
+    problems += exact_pin_problems(pyproject_torch, "torch")
+    assert not problems, _report(problems)
+
+
+def test_every_pin_is_exact_or_bounded():
+    problems = bounded_pin_problems(read_constraints())
+    assert not problems, _report(problems)
+
+
+def test_every_pyproject_dependency_is_pinned():
+    problems = unpinned_dependencies(pyproject_requirements(), read_constraints())
+    assert not problems, _report(problems)
+
+
+def test_installed_packages_satisfy_the_pins():
+    problems = unsatisfied_pins(read_constraints())
+    assert not problems, _report(problems, "reinstall: make setup, or rm -rf .venv && make setup")
+
+
+# ---------------------------------------- the checks themselves detect problems
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def mismatched_pair(tmp_path: Path) -> tuple[Pins, Pins]:
+    constraints = _write(tmp_path / "constraints.txt", (
+        "# comment\n"
+        "torch==2.13.0\n"
+        "numpy==2.4.6\n"
+        "tornado>=6.5.7,<6.6  # trailing comment\n"
+        "only-in-constraints==1.0\n"
+    ))
+    environment = _write(tmp_path / "environment.yml", (
+        "name: minikernel\n"
+        "channels: [conda-forge]\n"
+        "dependencies:\n"
+        "  - python=3.11\n"
+        "  - pip\n"
+        "  - pip:\n"
+        "      - torch==2.13.0\n"
+        "      - numpy==2.4.5\n"
+        "      - tornado<6.6,>=6.5.7\n"
+        "      - Only_In_Environment==2.0\n"
+        "      - \"-e .[test]\"\n"
+    ))
+    return read_constraints(constraints), read_environment_pins(environment)
+
+
+def test_pin_differences_finds_each_mismatch(mismatched_pair):
+    constraints, environment = mismatched_pair
+    problems = pin_differences(constraints, environment, "constraints.txt", "environment.yml")
+    assert problems == [
+        "constraints.txt has numpy==2.4.6 but environment.yml has numpy==2.4.5",
+        "only-in-constraints==1.0 is in constraints.txt but not in environment.yml",
+        "Only_In_Environment==2.0 is in environment.yml but not in constraints.txt",
+    ]  # torch and tornado agree (specifier order does not matter); -e is not a pin
+
+
+def test_pin_differences_is_empty_for_identical_sides(mismatched_pair):
+    constraints, _ = mismatched_pair
+    assert pin_differences(constraints, dict(constraints), "a", "b") == []
+
+
+def test_duplicate_pin_is_an_error():
+    with pytest.raises(ValueError, match="listed twice"):
+        parse_requirement_lines(["numpy==2.4.6", "NumPy==2.4.5"])
+
+
+def test_more_than_one_pip_section_is_an_error():
+    with pytest.raises(ValueError, match="one pip: section"):
+        environment_pip_lines({"dependencies": ["pip", {"pip": []}, {"pip": []}]})
+
+
+@pytest.mark.parametrize("line", ["torch", "torch>=2.13", "torch==2.*", "torch>=2.13.0,==2.13.0"])
+def test_torch_ranges_are_rejected(line):
+    assert exact_pin_problems(parse_requirement_lines([line]), "torch")
+
+
+def test_unbounded_pin_is_rejected():
+    pins = parse_requirement_lines(["numpy>=2", "tornado>=6.5.7,<6.6", "nbval==0.11.0"])
+    assert bounded_pin_problems(pins) == ["numpy>=2 is neither exact nor bounded above"]
+
+
+def test_unpinned_and_contradicting_dependencies_are_found():
+    pins = parse_requirement_lines(["torch==2.14.0", "tornado>=6.5.7,<6.6"])
+    requirements = [Requirement(r) for r in ("torch==2.13.0", "tornado>=6.5.7,<6.6", "numba")]
+    assert unpinned_dependencies(requirements, pins) == [
+        "constraints.txt pins torch==2.14.0 but pyproject.toml asks for torch==2.13.0",
+        "numba (pyproject.toml) has no pin in constraints.txt",
+    ]
+
+
+def test_unsatisfied_pins_compares_installed_versions():
+    pins = parse_requirement_lines(["torch==2.13.0", "numpy==2.4.6", "tornado>=6.5.7,<6.6", "absent==1.0"])
+    installed = {"torch": "2.13.0+cpu", "numpy": "2.4.5", "tornado": "6.6.0"}
+    assert unsatisfied_pins(pins, installed.get) == [
+        "numpy 2.4.5 is installed but the pin is numpy==2.4.6",
+        "tornado 6.6.0 is installed but the pin is tornado<6.6,>=6.5.7",
+        "absent==1.0 is not installed",
+    ]  # a local build label (+cpu) satisfies ==2.13.0
