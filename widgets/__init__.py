@@ -1,0 +1,8 @@
+"""Interactive views for the chapters (ipywidgets).
+
+``stride_explorer`` (chapter 01) draws how a shape, strides and an offset address
+a flat storage, computed with your own ``minikernel.strides`` functions.
+"""
+from .stride_explorer import stride_explorer
+
+__all__ = ["stride_explorer"]
