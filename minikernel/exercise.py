@@ -5,7 +5,9 @@ records the stub in a registry and returns a *plain function* (never a wrapper, 
 numba can compile it):
 
 * the learner's own function, by default;
-* ``solutions.<module>.<same name>`` when the exercise is switched to its reference.
+* ``solutions.<module>.<same name>`` when the exercise is switched to its reference
+  (the module path mirrors minikernel's: ``minikernel.kernels.cpu`` ->
+  ``solutions.kernels.cpu``).
 
 Which exercises use the reference is read once, at import, from the environment
 variable ``MINIKERNEL_SOLUTIONS``:
@@ -41,7 +43,7 @@ class Exercise:
     """One exercise: an ID and the functions (usually one) the learner writes."""
 
     id: str
-    module: str  #: short module name under minikernel/, e.g. "strides"
+    module: str  #: module path under minikernel/, e.g. "strides" or "kernels.cpu"
     stubs: dict[str, Callable] = field(default_factory=dict)
     active: dict[str, Callable] = field(default_factory=dict)
 
@@ -103,7 +105,7 @@ def exercise(exercise_id: str) -> Callable[[Callable], Callable]:
         raise ValueError(f"exercise ID {exercise_id!r} must look like '1.2'")
 
     def register(stub: Callable) -> Callable:
-        module = stub.__module__.rsplit(".", 1)[-1]
+        module = _relative_module(stub)
         entry = _REGISTRY.setdefault(exercise_id, Exercise(exercise_id, module))
         if entry.module != module:
             raise ValueError(f"exercise {exercise_id} spans modules {entry.module} and {module}")
@@ -117,15 +119,23 @@ def exercise(exercise_id: str) -> Callable[[Callable], Callable]:
     return register
 
 
+def _relative_module(stub: Callable) -> str:
+    """``minikernel.kernels.cpu`` -> ``kernels.cpu``: where the reference lives under solutions/."""
+    package, _, rest = stub.__module__.partition(".")
+    if package != "minikernel" or not rest:
+        raise ValueError(f"@exercise is for functions in minikernel's modules, not {stub.__module__}")
+    return rest
+
+
 def reference_of(exercise_id: str, stub: Callable) -> Callable:
     """The reference implementation of ``stub``: ``solutions.<module>.<name>``."""
-    module = stub.__module__.rsplit(".", 1)[-1]
+    module = _relative_module(stub)
     solutions = importlib.import_module(f"solutions.{module}")
     try:
         reference = getattr(solutions, stub.__name__)
     except AttributeError:
         raise LookupError(
-            f"exercise {exercise_id}: solutions/{module}.py has no {stub.__name__}()") from None
+            f"exercise {exercise_id}: solutions/{module.replace('.', '/')}.py has no {stub.__name__}()") from None
     if inspect.signature(reference) != inspect.signature(stub):
         raise TypeError(
             f"exercise {exercise_id}: solutions.{module}.{stub.__name__}{inspect.signature(reference)}"
