@@ -108,7 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print results as JSON")
     parser.add_argument("--quick", action="store_true", help="1 warm-up, 3 repeats (a smoke test, not a measurement)")
     parser.add_argument("-k", dest="match", default="", help="only rows whose name contains this")
+    parser.add_argument("--allreduce", action="store_true",
+                        help="time ring vs naive vs dist.all_reduce across rank processes (chapter 07)")
     args = parser.parse_args(argv)
+    if args.allreduce:
+        from .distributed.bench import main as allreduce_main
+        return allreduce_main(json_out=args.json, quick=args.quick)
     _load_rows()
     warmup, repeat = (1, 3) if args.quick else (3, 15)
     import torch

@@ -4,5 +4,6 @@
 a flat storage, computed with your own ``minikernel.strides`` functions.
 """
 from .stride_explorer import stride_explorer
+from .ring_stepper import ring_stepper  # chapter 07
 
 __all__ = ["stride_explorer"]

@@ -1,0 +1,130 @@
+"""``python -m minikernel bench --allreduce``: ring vs naive vs ``dist.all_reduce``.
+
+For world sizes 2 and 4 and float32 buffers of 1K, 1M and 16M elements, each
+method runs in real rank processes (gloo, one thread per rank). Timing, as in
+``minikernel.bench``: warm-up calls first, then repeated runs; each run starts
+after a barrier and its time is the *slowest rank's* (an allreduce is done when
+the last rank is); the table shows the median.
+
+Two bandwidths, as NCCL's tests define them, for S bytes per rank in t seconds:
+
+* ``algbw = S / t`` — how fast the buffer got reduced;
+* ``busbw = algbw · 2 (N - 1) / N`` — the traffic each rank's link actually
+  carried in a ring; comparable across world sizes and with the link's speed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import torch
+import torch.distributed as dist
+
+from ..exercise import stub_exercise_id
+from .launch import run_ranks
+from .naive import naive_allreduce
+from .ring import ring_allreduce
+
+SIZES = {"1K": 1 << 10, "1M": 1 << 20, "16M": 1 << 24}
+WORLDS = (2, 4)
+METHODS: dict[str, Callable] = {"ring": ring_allreduce, "naive": naive_allreduce, "dist.all_reduce": dist.all_reduce}
+
+
+@dataclass
+class AllreduceResult:
+    world_size: int
+    size: str
+    elements: int
+    method: str
+    ms: float | None        #: median time of the slowest rank, milliseconds
+    algbw_gbs: float | None
+    busbw_gbs: float | None
+    note: str = ""
+
+
+def _timed(fn: Callable, work: torch.Tensor, source: torch.Tensor) -> float:
+    """One run: reset the buffer, line every rank up, time fn, return the slowest rank's seconds."""
+    work.copy_(source)
+    dist.barrier()
+    start = time.perf_counter()
+    fn(work)
+    elapsed = torch.tensor([time.perf_counter() - start], dtype=torch.float64)
+    dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
+    return elapsed.item()
+
+
+def time_methods(sizes: dict[str, int], warmup: int, repeat: int, methods: tuple[str, ...] = tuple(METHODS)) -> list:
+    """In a rank: median seconds per (size, method); an unfinished exercise gives its message instead."""
+    rank = dist.get_rank()
+    out = []
+    for label, numel in sizes.items():
+        source = torch.randn(numel, generator=torch.Generator().manual_seed(rank))
+        work = torch.empty_like(source)
+        for name in methods:
+            try:
+                for _ in range(warmup):
+                    _timed(METHODS[name], work, source)
+                out.append((label, numel, name, statistics.median(_timed(METHODS[name], work, source)
+                                                                  for _ in range(repeat)), ""))
+            except NotImplementedError as err:
+                if not stub_exercise_id(err):
+                    raise
+                out.append((label, numel, name, None, f"{err}; MINIKERNEL_SOLUTIONS=7.3 times the reference"))
+    return out
+
+
+def measure(worlds: tuple[int, ...] = WORLDS, sizes: dict[str, int] | None = None, warmup: int = 2,
+            repeat: int = 7, methods: tuple[str, ...] = tuple(METHODS)) -> list[AllreduceResult]:
+    """Run ``time_methods`` in ``world`` rank processes for each world size; one row per case."""
+    sizes = SIZES if sizes is None else sizes
+    rows = []
+    for world in worlds:
+        # generous: a 16M allreduce on an oversubscribed machine can take a second
+        timings = run_ranks(time_methods, world, sizes, warmup, repeat, methods, timeout=120, deadline=1200)[0]
+        for label, numel, name, seconds, note in timings:
+            if seconds is None:
+                rows.append(AllreduceResult(world, label, numel, name, None, None, None, note))
+                continue
+            algbw = numel * 4 / seconds / 1e9
+            rows.append(AllreduceResult(world, label, numel, name, seconds * 1e3, algbw,
+                                        algbw * 2 * (world - 1) / world))
+    return rows
+
+
+def format_table(rows: list[AllreduceResult]) -> str:
+    lines = [f"{'world':>5}  {'size':>4}  {'method':<15}  {'ms':>9}  {'algbw GB/s':>10}  {'busbw GB/s':>10}"]
+    for r in rows:
+        if r.ms is None:
+            lines.append(f"{r.world_size:>5}  {r.size:>4}  {r.method:<15}  {'-':>9}  {'-':>10}  {'-':>10}  {r.note}")
+        else:
+            lines.append(f"{r.world_size:>5}  {r.size:>4}  {r.method:<15}  {r.ms:9.3f}  {r.algbw_gbs:10.3f}  "
+                         f"{r.busbw_gbs:10.3f}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None, json_out: bool = False, quick: bool = False) -> int:
+    """Print the table (or JSON). ``quick``: 1 warm-up, 3 repeats (a smoke test, not a measurement)."""
+    parser = argparse.ArgumentParser(prog="python -m minikernel bench --allreduce", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true", default=json_out)
+    parser.add_argument("--quick", action="store_true", default=quick)
+    args = parser.parse_args(argv or [])
+    warmup, repeat = (1, 3) if args.quick else (2, 7)
+    rows = measure(warmup=warmup, repeat=repeat)
+    header = (f"allreduce of float32, torch {torch.__version__}, gloo, 1 thread per rank, "
+              f"{torch.multiprocessing.cpu_count()} CPU cores, warm-up {warmup}, median of {repeat} "
+              "(slowest rank per run)")
+    if args.json:
+        print(json.dumps({"setup": header, "rows": [asdict(r) for r in rows]}, indent=2))
+    else:
+        print(header)
+        print(format_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,24 @@
+"""Reference solutions for exercises 7.1 and 7.2 (``minikernel/distributed/simulate.py``)."""
+from __future__ import annotations
+
+from torch.distributed import ReduceOp
+
+from minikernel.distributed.ops import Op, combine_
+from minikernel.distributed.simulate import Buffers, Send
+
+
+def scatter_reduce_step(buffers: Buffers, step: int, op: Op = ReduceOp.SUM) -> list[Send]:
+    n = len(buffers)
+    # every rank sends at the same moment: copy all outgoing chunks before any changes
+    sends = [Send(r, (r + 1) % n, (r - step) % n, buffers[r][(r - step) % n].clone()) for r in range(n)]
+    for s in sends:
+        combine_(buffers[s.dst][s.chunk], s.values, op)
+    return sends
+
+
+def allgather_step(buffers: Buffers, step: int) -> list[Send]:
+    n = len(buffers)
+    sends = [Send(r, (r + 1) % n, (r + 1 - step) % n, buffers[r][(r + 1 - step) % n].clone()) for r in range(n)]
+    for s in sends:
+        buffers[s.dst][s.chunk].copy_(s.values)
+    return sends
