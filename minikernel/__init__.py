@@ -4,6 +4,7 @@
 (see ``minikernel.exercise``); it is read once, when this package is imported.
 """
 from . import exercise, strides
+from . import amp  # chapter 06
 from . import distributed  # chapter 07
 from .grading import grade
 from .tensor import Tensor, bool_, float32, float64, int32, int64, tensor
