@@ -250,7 +250,9 @@ ring_stepper()
 # send. `run_ranks(fn, N)` forks N processes; each sets one thread
 # (`torch.set_num_threads(1)`, or N ranks on a few cores fight over threads), joins a
 # gloo process group through a `FileStore` in a fresh temporary directory, runs `fn`
-# and returns its result.
+# and returns its result. Under `torch.distributed` sits **c10d**, PyTorch's C++
+# communication layer: the process group classes (gloo here, NCCL on GPUs), the
+# key-value stores that ranks meet through, and what DDP and `torchrun` build on.
 
 # %%
 for info in run_ranks(ex.who_am_i, 4):
@@ -490,7 +492,18 @@ print("through ring_allreduce:", torch.allclose(torch.cat([y for y, _, _ in per_
 # %% [markdown]
 # ## 6. DistributedDataParallel: the same parameters as one process
 #
-# `torch.nn.DataParallel` is one process with one thread per GPU, on one machine;
+# `torch.nn.DataParallel` is one process with one thread per GPU, on one machine: it
+# splits each batch along `dim=0` across the GPUs and gathers the outputs on the
+# first. Wrapping is one line; on a machine without GPUs it has no devices and
+# simply calls the module:
+
+# %%
+from minikernel.distributed.ddp import ToyModel
+
+dp = torch.nn.DataParallel(ToyModel())
+print("device_ids:", dp.device_ids, "| output shape for a batch of 30:", tuple(dp(torch.randn(30, 10)).shape))
+
+# %% [markdown]
 # `DistributedDataParallel` (DDP) is one process per model replica, on one machine or
 # many, and PyTorch recommends it even on one machine. Each DDP rank computes the
 # gradient of its slice of the batch; during `backward()` DDP allreduces the

@@ -4,7 +4,9 @@ For world sizes 2 and 4 and float32 buffers of 1K, 1M and 16M elements, each
 method runs in real rank processes (gloo, one thread per rank). Timing, as in
 ``minikernel.bench``: warm-up calls first, then repeated runs; each run starts
 after a barrier and its time is the *slowest rank's* (an allreduce is done when
-the last rank is); the table shows the median.
+the last rank is); the table shows the median. The methods take turns, so load
+from elsewhere on the machine hits them alike; sizes up to 1M are repeated four
+times as often, since short runs are noisier.
 
 Two bandwidths, as NCCL's tests define them, for S bytes per rank in t seconds:
 
@@ -30,6 +32,7 @@ from .naive import naive_allreduce
 from .ring import ring_allreduce
 
 SIZES = {"1K": 1 << 10, "1M": 1 << 20, "16M": 1 << 24}
+SMALL, SMALL_REPEAT_FACTOR = 1 << 20, 4  #: sizes up to SMALL are repeated 4 times as often
 WORLDS = (2, 4)
 METHODS: dict[str, Callable] = {"ring": ring_allreduce, "naive": naive_allreduce, "dist.all_reduce": dist.all_reduce}
 
@@ -58,27 +61,41 @@ def _timed(fn: Callable, work: torch.Tensor, source: torch.Tensor) -> float:
 
 
 def time_methods(sizes: dict[str, int], warmup: int, repeat: int, methods: tuple[str, ...] = tuple(METHODS)) -> list:
-    """In a rank: median seconds per (size, method); an unfinished exercise gives its message instead."""
+    """In a rank: median seconds per (size, method); an unfinished exercise gives its message instead.
+
+    The methods take turns (ring, naive, all_reduce, ring, ...) rather than running
+    their repeats back to back, so a burst of load from elsewhere on the machine
+    hits them all alike.
+    """
     rank = dist.get_rank()
     out = []
     for label, numel in sizes.items():
         source = torch.randn(numel, generator=torch.Generator().manual_seed(rank))
         work = torch.empty_like(source)
+        times: dict[str, list[float]] = {name: [] for name in methods}
+        notes: dict[str, str] = {}
+        rounds = repeat * SMALL_REPEAT_FACTOR if numel <= SMALL else repeat  # short runs are noisier
+        for round_ in range(warmup + rounds):
+            for name in methods:
+                if name in notes:
+                    continue
+                try:
+                    seconds = _timed(METHODS[name], work, source)
+                except NotImplementedError as err:
+                    if not stub_exercise_id(err):
+                        raise
+                    notes[name] = f"{err}; MINIKERNEL_SOLUTIONS=7.3 times the reference"
+                    continue
+                if round_ >= warmup:
+                    times[name].append(seconds)
         for name in methods:
-            try:
-                for _ in range(warmup):
-                    _timed(METHODS[name], work, source)
-                out.append((label, numel, name, statistics.median(_timed(METHODS[name], work, source)
-                                                                  for _ in range(repeat)), ""))
-            except NotImplementedError as err:
-                if not stub_exercise_id(err):
-                    raise
-                out.append((label, numel, name, None, f"{err}; MINIKERNEL_SOLUTIONS=7.3 times the reference"))
+            median = statistics.median(times[name]) if name not in notes else None
+            out.append((label, numel, name, median, notes.get(name, "")))
     return out
 
 
 def measure(worlds: tuple[int, ...] = WORLDS, sizes: dict[str, int] | None = None, warmup: int = 2,
-            repeat: int = 7, methods: tuple[str, ...] = tuple(METHODS)) -> list[AllreduceResult]:
+            repeat: int = 15, methods: tuple[str, ...] = tuple(METHODS)) -> list[AllreduceResult]:
     """Run ``time_methods`` in ``world`` rank processes for each world size; one row per case."""
     sizes = SIZES if sizes is None else sizes
     rows = []
@@ -112,11 +129,11 @@ def main(argv: list[str] | None = None, json_out: bool = False, quick: bool = Fa
     parser.add_argument("--json", action="store_true", default=json_out)
     parser.add_argument("--quick", action="store_true", default=quick)
     args = parser.parse_args(argv or [])
-    warmup, repeat = (1, 3) if args.quick else (2, 7)
+    warmup, repeat = (1, 3) if args.quick else (2, 15)
     rows = measure(warmup=warmup, repeat=repeat)
     header = (f"allreduce of float32, torch {torch.__version__}, gloo, 1 thread per rank, "
               f"{torch.multiprocessing.cpu_count()} CPU cores, warm-up {warmup}, median of {repeat} "
-              "(slowest rank per run)")
+              f"(x{SMALL_REPEAT_FACTOR} up to 1M; time of the slowest rank per run)")
     if args.json:
         print(json.dumps({"setup": header, "rows": [asdict(r) for r in rows]}, indent=2))
     else:

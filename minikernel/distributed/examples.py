@@ -22,9 +22,10 @@ def notes_row(length: int = 4) -> torch.Tensor:
 
 
 def who_am_i() -> dict:
-    """What a rank knows about itself."""
+    """What a rank knows about itself, and the c10d classes under ``torch.distributed``."""
+    backend = dist.distributed_c10d._get_default_group()._get_backend(torch.device("cpu"))
     return {"rank": dist.get_rank(), "world_size": dist.get_world_size(), "backend": dist.get_backend(),
-            "threads": torch.get_num_threads()}
+            "threads": torch.get_num_threads(), "c10d": f"{type(backend).__module__}.{type(backend).__name__}"}
 
 
 def reduce_and_allreduce() -> tuple[list, list]:

@@ -1,9 +1,19 @@
 """Reference solution for exercise 7.3 (``minikernel/distributed/ring.py``).
 
-The plain version (one ``ring.exchange`` per step, then ``combine_``) passes the
-tests. This one is also fast: it cuts every chunk into segments and keeps a few
-receives posted ahead, so segment k+1 is on the wire while segment k is being
-added, and a segment goes on to the next rank as soon as it is reduced.
+The plain version — one ``ring.exchange`` per step, then ``combine_`` — passes the
+tests. This one is also fast. It cuts every chunk into segments and never waits
+for a whole step:
+
+* a segment is forwarded to the next rank the moment it has been reduced (it is
+  exactly what the next step sends), so the steps overlap like a pipeline;
+* a few receives are always posted ahead, so the next segment is on the wire while
+  this one is being added;
+* in the allgather nothing is computed: every receive is posted up front, straight
+  into place, and each segment is forwarded on arrival.
+
+Sends are posted in the same order on every rank as the receives that match them
+(gloo matches messages between two ranks in order), and a buffer is never
+received into while a send may still be reading it.
 """
 from __future__ import annotations
 
@@ -12,59 +22,57 @@ import torch
 from minikernel.distributed.ops import Op, combine_
 from minikernel.distributed.transport import Pending, Ring
 
-SEGMENT_BYTES = 4 << 20  #: pipelining unit: large enough to amortise a message's latency
-WINDOW = 2               #: receives posted ahead of the one being reduced
+SEGMENT_BYTES = 1 << 20  #: pipelining unit (gloo's own ring uses 1 MiB too): fine enough to keep every rank busy
+WINDOW = 4               #: scatter-reduce receives posted ahead of the one being reduced
 
 
-def _units(chunks: list[torch.Tensor], send: int, recv: int, seg: int) -> list[tuple]:
-    """(send segment or None, receive segment or None) pairs for one step."""
-    out_segs, in_segs = chunks[send].split(seg), chunks[recv].split(seg)
-    return [(out_segs[k] if k < len(out_segs) else None, in_segs[k] if k < len(in_segs) else None)
-            for k in range(max(len(out_segs), len(in_segs)))]
-
-
-def _pipeline(units: list[tuple], ring: Ring, op: Op | None, dtype: torch.dtype) -> None:
-    """Run one phase's (send, receive) units in order with WINDOW receives in flight.
-
-    ``op`` None: receive straight into place (allgather). Otherwise receive into a
-    scratch buffer and combine (scatter-reduce). Sends start in unit order, after
-    the units they depend on have been reduced, so nothing is sent before it is final.
-    """
-    # scratch only as large as the largest segment received (a fresh 4 MiB buffer costs page faults)
-    largest = max((into.numel() for _, into in units if into is not None), default=0)
-    scratch = [torch.empty(largest, dtype=dtype) for _ in range(WINDOW)] if op is not None else []
+def _scatter_reduce(segs: list[list[torch.Tensor]], op: Op, ring: Ring) -> Pending:
+    """N - 1 steps; returns the sends still in flight."""
+    n, r = ring.world_size, ring.rank
+    units = [(s, seg) for s in range(n - 1) for seg in segs[(r - s - 1) % n]]  # what arrives, in order
+    largest = max((u.numel() for _, u in units), default=0)
+    scratch = [torch.empty(largest, dtype=units[0][1].dtype) for _ in range(WINDOW)] if units else []
     posted: dict[int, tuple[Pending, torch.Tensor]] = {}
-    sends = Pending(ring)
 
     def post(i: int) -> None:
-        target = units[i][1]
-        if target is not None:
-            buf = scratch[i % WINDOW][:target.numel()] if op is not None else target
-            posted[i] = (ring.start_recv(buf, ring.prev), buf)
+        buf = scratch[i % WINDOW][:units[i][1].numel()]
+        posted[i] = (ring.start_recv(buf, ring.prev), buf)
 
-    for i in range(min(WINDOW, len(units))):
+    for i in range(min(WINDOW, len(units))):  # receives first: a send finds its receiver waiting
         post(i)
-    for i, (out, into) in enumerate(units):
-        if out is not None:
-            sends += ring.start_send(out, ring.next)
-        if into is not None:
-            pending, buf = posted.pop(i)
-            pending.wait()
-            if op is not None:
-                combine_(into, buf, op)
+    sends = Pending(ring)
+    for seg in segs[r]:  # step 0 sends this rank's own chunk: all of it is ready
+        sends += ring.start_send(seg, ring.next)
+    for i, (step, target) in enumerate(units):
+        pending, buf = posted.pop(i)
+        pending.wait()
+        combine_(target, buf, op)
         if i + WINDOW < len(units):
             post(i + WINDOW)  # reuses the scratch buffer just consumed
-    sends.wait()  # the next phase receives into chunks this one may still be sending
+        if step + 1 < n - 1:
+            sends += ring.start_send(target, ring.next)  # step + 1 sends exactly this segment
+    return sends
+
+
+def _allgather(segs: list[list[torch.Tensor]], ring: Ring) -> Pending:
+    """N - 1 steps of overwrites; returns the sends still in flight."""
+    n, r = ring.world_size, ring.rank
+    arriving = [(s, seg, ring.start_recv(seg, ring.prev)) for s in range(n - 1) for seg in segs[(r - s) % n]]
+    sends = Pending(ring)
+    for seg in segs[(r + 1) % n]:  # the chunk this rank finished in the scatter-reduce
+        sends += ring.start_send(seg, ring.next)
+    for step, seg, pending in arriving:
+        pending.wait()
+        if step + 1 < n - 1:
+            sends += ring.start_send(seg, ring.next)
+    return sends
 
 
 def ring_allreduce_chunks(chunks: list[torch.Tensor], op: Op, ring: Ring) -> None:
-    n, r = ring.world_size, ring.rank
-    if n == 1:
+    if ring.world_size == 1:
         return
-    seg = max(1, SEGMENT_BYTES // chunks[0].element_size())
-    scatter, gather = [], []
-    for step in range(n - 1):
-        scatter += _units(chunks, (r - step) % n, (r - step - 1) % n, seg)
-        gather += _units(chunks, (r + 1 - step) % n, (r - step) % n, seg)
-    _pipeline(scatter, ring, op, chunks[0].dtype)
-    _pipeline(gather, ring, None, chunks[0].dtype)
+    per_segment = max(1, SEGMENT_BYTES // chunks[0].element_size())
+    segs = [list(c.split(per_segment)) if c.numel() else [] for c in chunks]
+    # the allgather receives into chunks the scatter-reduce sent: let those sends finish first
+    _scatter_reduce(segs, op, ring).wait()
+    _allgather(segs, ring).wait()
