@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import strides as S
+from .device import Device, DeviceLike
 from .strides import Shape, Storage, Strides
 
 #: dtypes a Tensor can hold (numpy dtypes; torch names in ``_TORCH_NAMES``).
@@ -33,6 +34,20 @@ def _sizes(args: tuple) -> tuple[int, ...]:
     return tuple(int(a) for a in args)
 
 
+def _is_device_array(array: Any) -> bool:
+    """A numba CUDA device array (real or simulated): the storage of a "cuda" tensor."""
+    return not isinstance(array, np.ndarray) and hasattr(array, "copy_to_host")
+
+
+def _address(array: Any) -> int:
+    """Address of a storage's first byte: host memory for numpy, device memory for CUDA arrays."""
+    if isinstance(array, np.ndarray):
+        return array.ctypes.data
+    if hasattr(array, "device_ctypes_pointer"):
+        return array.device_ctypes_pointer.value or 0
+    return array._ary.ctypes.data  # the simulator keeps "device" memory in a numpy array
+
+
 def _wrap_dim(dim: int, ndim: int) -> int:
     """Resolve a negative dim like torch, with torch's IndexError when out of range."""
     low, high = (-ndim, ndim - 1) if ndim else (-1, 0)
@@ -48,7 +63,7 @@ class UntypedStorage:
         self._array = array
 
     def data_ptr(self) -> int:
-        return self._array.ctypes.data if self._array.nbytes else 0  # torch: 0 when empty
+        return _address(self._array) if self._array.nbytes else 0  # torch: 0 when empty
 
     def nbytes(self) -> int:
         return self._array.nbytes
@@ -61,7 +76,8 @@ class Tensor:
     """A strided view of a flat storage.
 
     Args:
-        storage: 1-D numpy array holding the elements.
+        storage: 1-D numpy array holding the elements (a numba CUDA device array
+            for a ``"cuda"`` tensor).
         shape: size of each dimension.
         strides: storage step of each dimension (in elements, not bytes).
         offset: storage position of element (0, 0, ...).
@@ -71,8 +87,8 @@ class Tensor:
     """
 
     def __init__(self, storage: Storage, shape: Sequence[int], strides: Sequence[int], offset: int = 0):
-        if not isinstance(storage, np.ndarray) or storage.ndim != 1:
-            raise TypeError("storage must be a 1-D numpy array")
+        if not (isinstance(storage, np.ndarray) or _is_device_array(storage)) or storage.ndim != 1:
+            raise TypeError("storage must be a 1-D numpy array (or numba CUDA device array)")
         if storage.dtype not in _TORCH_NAMES:
             raise TypeError(f"unsupported dtype {storage.dtype}; use one of "
                             f"{', '.join(_TORCH_NAMES.values())}")
@@ -119,7 +135,16 @@ class Tensor:
         return self._storage.dtype
 
     def element_size(self) -> int:
-        return self._storage.itemsize
+        return self._storage.dtype.itemsize
+
+    @property
+    def device(self) -> Device:
+        """``device(type='cpu')`` for a numpy storage, ``device(type='cuda', index=0)`` on the GPU."""
+        return Device("cuda", 0) if _is_device_array(self._storage) else Device("cpu")
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
 
     def untyped_storage(self) -> UntypedStorage:
         return UntypedStorage(self._storage)
@@ -128,7 +153,7 @@ class Tensor:
         """Address of element (0, 0, ...): the storage's address plus offset·itemsize (0 if empty)."""
         if not self.numel():
             return 0  # like torch: a tensor without elements has no address
-        return self._storage.ctypes.data + self._offset * self._storage.itemsize
+        return _address(self._storage) + self._offset * self._storage.dtype.itemsize
 
     def is_contiguous(self) -> bool:
         return S.is_contiguous(self._shape, self._strides)
@@ -191,6 +216,10 @@ class Tensor:
 
     def contiguous(self) -> "Tensor":
         """``self`` if already contiguous, else a row-major copy (exercise 1.7)."""
+        if self.is_cuda:  # on the GPU the copy is the map kernel's job (exercise 2.6)
+            from . import ops
+
+            return ops.contiguous(self)
         if self.is_contiguous():
             return self
         flat = S.contiguous(self._storage, self._shape, self._strides, self._offset)
@@ -237,22 +266,69 @@ class Tensor:
     # ------------------------------------------------------ values and interop
     def _numpy_view(self) -> np.ndarray:
         """A numpy array over the same memory with the same header."""
+        if self.is_cuda:
+            raise TypeError("this tensor is on cuda: its memory is not host memory. Copy it with .cpu() first")
         item = self._storage.itemsize
         return np.lib.stride_tricks.as_strided(
             self._storage[self._offset:] if self.numel() else self._storage,
             self._shape, tuple(s * item for s in self._strides))
 
     def to_numpy(self) -> np.ndarray:
-        """A copy of the values as a numpy array of this shape."""
-        return self._numpy_view().copy()
+        """A copy of the values as a numpy array of this shape (copied from the GPU if needed)."""
+        return self.cpu()._numpy_view().copy()
 
     def tolist(self):
-        return self._numpy_view().tolist()
+        return self.cpu()._numpy_view().tolist()
 
     def item(self):
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return self._storage[self._offset].item()
+        host = self.cpu()
+        return host._storage[host._offset].item()
+
+    # ---------------------------------------------------------------- devices
+    def to(self, device: DeviceLike) -> "Tensor":
+        """This tensor on ``device`` ("cpu" or "cuda"): ``self`` if already there, else a copy.
+
+        Like ``torch.Tensor.to`` (``memory_format=torch.preserve_format``): a
+        non-overlapping, dense tensor keeps its strides (a transposed matrix stays
+        transposed); any other view is packed densely in the same dimension order
+        (the strides ``torch.empty_like`` gives). Copies to the GPU are synchronous,
+        as torch's are from pageable memory.
+        """
+        from . import device as dev
+        from .kernels.layout import copy_strides, is_non_overlapping_and_dense
+
+        target = dev.device(device)
+        if target.type == self.device.type:
+            return self
+        if target.type == "cuda":
+            dev.check_cuda()
+        from numba import cuda
+
+        n = self.numel()
+        dense = is_non_overlapping_and_dense(self._shape, self._strides)
+        strides = copy_strides(self._shape, self._strides)  # torch.empty_like's
+        if dense:
+            block = self._storage[self._offset:self._offset + n]  # exactly the elements, same layout
+            host = block if target.type == "cuda" else (block.copy_to_host() if n else np.empty(0, self.dtype))
+        else:
+            source = self if target.type == "cuda" else Tensor(
+                self._storage.copy_to_host(), self._shape, self._strides, self._offset)
+            size = 1 + sum((d - 1) * st for d, st in zip(self._shape, strides)) if n else 0
+            host = np.empty(size, self.dtype)
+            Tensor(host, self._shape, strides, 0)._numpy_view()[...] = source._numpy_view()
+        if target.type == "cuda":
+            return Tensor(cuda.to_device(np.ascontiguousarray(host)), self._shape, strides, 0)
+        return Tensor(host, self._shape, strides, 0)
+
+    def cpu(self) -> "Tensor":
+        """``self.to("cpu")``."""
+        return self.to("cpu")
+
+    def cuda(self) -> "Tensor":
+        """``self.to("cuda")`` (a real GPU, or numba's CUDA simulator without one)."""
+        return self.to("cuda")
 
     @classmethod
     def from_torch(cls, t) -> "Tensor":
@@ -274,10 +350,137 @@ class Tensor:
         """A torch tensor over the same memory, with the same shape, strides and offset."""
         import torch
 
+        if self.is_cuda:
+            raise TypeError("to_torch() shares memory, so it needs a cpu tensor; use .cpu().to_torch() for a copy")
         return torch.from_numpy(self._storage).as_strided(self._shape, self._strides, self._offset)
 
     def __repr__(self) -> str:
-        return repr(self.to_torch())
+        if not self.is_cuda:
+            return repr(self.to_torch())
+        text = repr(self.cpu().to_torch())  # torch writes the device before the dtype
+        at = text.find(", dtype=") if ", dtype=" in text else len(text) - 1
+        return f"{text[:at]}, device='cuda:0'{text[at:]}"
+
+    # ------------------------------------------------- operators (chapter 02)
+    # Each one is a call into minikernel.ops: device dispatch, dtype dispatch,
+    # checks, output allocation, then your kernel.
+    def __add__(self, other):
+        return _ops().add(self, other)
+
+    def __radd__(self, other):
+        return _ops().add(other, self)
+
+    def __sub__(self, other):
+        return _ops().sub(self, other)
+
+    def __rsub__(self, other):
+        return _ops().sub(other, self)
+
+    def __mul__(self, other):
+        return _ops().mul(self, other)
+
+    def __rmul__(self, other):
+        return _ops().mul(other, self)
+
+    def __truediv__(self, other):
+        return _ops().div(self, other)
+
+    def __rtruediv__(self, other):
+        return _ops().div(other, self)
+
+    def __neg__(self):
+        return _ops().neg(self)
+
+    def __matmul__(self, other):
+        return _ops().matmul(self, other)
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    def add(self, other) -> "Tensor":
+        return _ops().add(self, other)
+
+    def sub(self, other) -> "Tensor":
+        return _ops().sub(self, other)
+
+    def mul(self, other) -> "Tensor":
+        return _ops().mul(self, other)
+
+    def div(self, other) -> "Tensor":
+        return _ops().div(self, other)
+
+    def add_(self, other) -> "Tensor":
+        return _ops().binary("add", self, other, out=self, inplace=True)
+
+    def sub_(self, other) -> "Tensor":
+        return _ops().binary("sub", self, other, out=self, inplace=True)
+
+    def mul_(self, other) -> "Tensor":
+        return _ops().binary("mul", self, other, out=self, inplace=True)
+
+    def div_(self, other) -> "Tensor":
+        return _ops().binary("div", self, other, out=self, inplace=True)
+
+    def neg(self) -> "Tensor":
+        return _ops().neg(self)
+
+    def exp(self) -> "Tensor":
+        return _ops().exp(self)
+
+    def log(self) -> "Tensor":
+        return _ops().log(self)
+
+    def relu(self) -> "Tensor":
+        return _ops().relu(self)
+
+    def sigmoid(self) -> "Tensor":
+        return _ops().sigmoid(self)
+
+    def neg_(self) -> "Tensor":
+        return _ops().unary("neg", self, out=self, inplace=True)
+
+    def exp_(self) -> "Tensor":
+        return _ops().unary("exp", self, out=self, inplace=True)
+
+    def log_(self) -> "Tensor":
+        return _ops().unary("log", self, out=self, inplace=True)
+
+    def relu_(self) -> "Tensor":
+        return _ops().unary("relu", self, out=self, inplace=True)
+
+    def sigmoid_(self) -> "Tensor":
+        return _ops().unary("sigmoid", self, out=self, inplace=True)
+
+    def sum(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
+        return _ops().sum(self, dim, keepdim)
+
+    def mean(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
+        return _ops().mean(self, dim, keepdim)
+
+    def amax(self, dim=(), keepdim: bool = False) -> "Tensor":
+        return _ops().amax(self, dim, keepdim)
+
+    def max(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
+        return _ops().max(self, dim, keepdim)
+
+    def matmul(self, other) -> "Tensor":
+        return _ops().matmul(self, other)
+
+
+def _ops():
+    """minikernel.ops, imported on first use (it imports this module)."""
+    from . import ops
+
+    return ops
 
 
 def tensor(data: Any, dtype: Any = None) -> Tensor:

@@ -4,6 +4,7 @@
 a flat storage, computed with your own ``minikernel.strides`` functions.
 """
 from .stride_explorer import stride_explorer
+from .kernel_trace import kernel_trace  # chapter 02
 from .scaler_diagram import scaler_diagram  # chapter 06
 from .ring_stepper import ring_stepper  # chapter 07
 

@@ -1,0 +1,580 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 02 — Kernels: map, zip, reduce and matmul on the CPU and the GPU
+#
+# Chapter 01 built the *header* of a tensor. This chapter writes the code that
+# touches its elements: **kernels**. Four shapes of loop cover most of what a tensor
+# library computes — **map** (one input, `x.exp()`), **zip** (two inputs with
+# broadcasting, `x + y`), **reduce** (fold one dimension, `x.sum(1)`) and **matmul** —
+# and you write each twice: for the CPU with numba's `njit(parallel=True)`, and for
+# the GPU with numba's `cuda.jit`. Every kernel reads and writes through your
+# chapter-01 `index_to_position`, compiled, so strides, offsets and broadcasting
+# work everywhere.
+#
+# **Where you work.** `minikernel/kernels/index.py` (2.1), `minikernel/kernels/cpu.py`
+# (2.2–2.5), `minikernel/kernels/gpu.py` (2.6–2.9). Each stub's docstring states the
+# loop it must run and the PyTorch call it must match. Everything around the kernels
+# — dispatch, checks, output allocation, launching — is complete code in
+# `minikernel/ops.py` and `minikernel/kernels/launch.py`; read it when a cell below
+# points there.
+#
+# **No GPU?** Then the GPU kernels run on numba's **CUDA simulator**, which runs each
+# CUDA thread as a Python thread: the same source, the same `threadIdx`, shared
+# memory and `syncthreads`, only slow — so the GPU examples here are tiny. minikernel
+# switches the simulator on by itself when it finds no CUDA device (it has to happen
+# before numba is imported). On a machine with an NVIDIA GPU the same kernels compile
+# to native code.
+#
+# **How each exercise goes**, as in chapter 01: PyTorch first, then your kernel on
+# the same input, then a check cell. Until you write a kernel, the cells that need it
+# stop with `NotImplementedError: exercise 2.2 (cpu_map) is not implemented yet`.
+# **Stuck?** `MINIKERNEL_SOLUTIONS=2.2 make lab` (or `2.*`, or `all`) switches on a
+# reference; restart the kernel after changing it. **Grading:** the last cell, or
+# `make grade ARGS="'2.*'"`.
+
+# %%
+import numpy as np
+import torch
+
+import minikernel as mk
+from minikernel import Tensor, ops
+from minikernel.kernels import launch, layout, sizes
+
+torch.manual_seed(0)
+print(torch.__version__, "| minikernel's cuda device usable:", mk.device.is_available())
+
+# %% [markdown]
+# ## 1. What writing a kernel involves
+#
+# A PyTorch operator reaches its kernel after **two dispatches**: first on the
+# *device* (CPU and CUDA kernels are different code, often in different libraries),
+# then on the *dtype* (a `switch` that picks the float, double or int64 version of
+# the same template). Once there, a kernel author writes, in this order:
+#
+# 1. **error checks** on the inputs (dimensions, shapes, devices);
+# 2. **allocate the output** (unless the caller passed `out=`);
+# 3. the **dtype dispatch** (`AT_DISPATCH_ALL_TYPES`), which also fixes the dtypes supported;
+# 4. **parallelize**: explicitly on the CPU (OpenMP, `at::parallel_for`), implicitly
+#    on the GPU, whose programming model *is* parallel;
+# 5. **read and write the data** through accessors that respect strides (not raw
+#    pointers that assume contiguity) — or, for element-wise ops, `TensorIterator`,
+#    which also handles broadcasting and type promotion;
+# 6. often **three variants**: `abs_out` (writes into a given tensor: the workhorse),
+#    `abs_` (in place) and `abs` (allocates); and, for speed on CPUs, **vectorized** loops.
+#
+# Each step, seen from Python. Error checks come first — the message names both sizes:
+
+# %%
+try:
+    torch.ones(2, 3) + torch.ones(4)
+except RuntimeError as err:
+    print("RuntimeError:", err)
+
+# %% [markdown]
+# The output is allocated by the operator, and not always contiguous: an element-wise
+# op on a transposed input returns a transposed result, so it can walk both in
+# memory order. Integer inputs of `exp` get a float32 output — the dtype step:
+
+# %%
+x = torch.randn(3, 4)
+print("x.t().exp() strides:", x.t().exp().stride(), " x.t() strides:", x.t().stride())
+print("exp of int64:", torch.arange(3).exp().dtype, " int64 / int64:", (torch.arange(3) / 2).dtype)
+print("float32 + float64 0-d:", (x + torch.tensor(1.0, dtype=torch.float64)).dtype,
+      " int64 + 2.5:", (torch.arange(3) + 2.5).dtype)
+
+# %% [markdown]
+# The three variants: `out=` writes into memory you own, the `_` method writes into
+# `self`, the plain call allocates. An in-place op may not lose information:
+
+# %%
+a, b, c = torch.ones(2, 3), torch.arange(3.0), torch.empty(2, 3)
+r = torch.add(a, b, out=c)
+print("out= returns out:", r is c, "| same memory:", r.data_ptr() == c.data_ptr())
+print("add_ returns self:", a.add_(b) is a, "| a now:", a[0].tolist())
+try:
+    torch.arange(3).add_(0.5)
+except RuntimeError as err:
+    print("RuntimeError:", err)
+print("CPU kernels run on", torch.get_num_threads(), "threads here")
+
+# %% [markdown]
+# ## 2. The same steps in minikernel
+#
+# `x + y` on a minikernel Tensor calls `minikernel.ops.add`, which does the steps in
+# PyTorch's order: **device dispatch** (all operands on one device, pick that device's
+# kernel), **dtype dispatch** (result dtype by PyTorch's promotion rules; the kernels
+# take float32, float64 and int64), **error checks**, **allocate** the output with the
+# strides PyTorch would give it, and only then **your kernel**. The registered kernels,
+# by device and operation:
+
+# %%
+for device_type, table in launch.KERNELS.items():
+    print(f"{device_type:5}", "  ".join(f"{op}: {k.name} ({k.exercise_id})" for op, k in table.items()))
+
+# %% [markdown]
+# Both dispatches run before any kernel, so these refusals work even before you have
+# written one — PyTorch's messages where PyTorch has one:
+
+# %%
+m = Tensor.from_torch(torch.ones(2, 3))
+for call in (lambda: m + m.cuda(), lambda: Tensor.from_torch(torch.ones(2, dtype=torch.int32)).exp(),
+             lambda: m @ Tensor.from_torch(torch.ones(3, 2, dtype=torch.float64))):
+    try:
+        call()
+    except RuntimeError as err:
+        print("RuntimeError:", err)
+print("result_type(int64 tensor, 2.5):", ops.result_type(Tensor.from_torch(torch.arange(3)), 2.5),
+      "| torch:", torch.result_type(torch.arange(3), 2.5))
+
+# %% [markdown]
+# And the output's strides follow PyTorch's rule (ported from `TensorIterator` in
+# `minikernel/kernels/layout.py`), before a single element is computed:
+
+# %%
+for t in (x, x.t(), x.t()[:, ::2], x[:1].expand(3, 4)):
+    print(f"input strides {str(t.stride()):8}  torch's output {str(t.neg().stride()):8}  "
+          f"minikernel's {layout.output_strides(t.shape, [(t.shape, t.stride())])}")
+
+# %% [markdown]
+# ## Exercise 2.1 — to_index_into
+#
+# Kernels run your index helpers once per element, compiled by numba.
+# `index_to_position` (1.2) compiles as it is: it reads two arrays and returns an
+# int. `to_index` (1.3) cannot: it builds a **new tuple** whose length depends on the
+# shape, and compiled code has no variable-length tuples — numba must know every
+# tuple's length when it compiles. (GPU code cannot even allocate.) Ask numba to
+# compile chapter 01's `to_index` and it refuses:
+
+# %%
+import numba
+
+try:
+    numba.njit(mk.strides.to_index)(7, np.array([2, 3, 4]))
+except numba.core.errors.TypingError as err:
+    print("numba cannot compile to_index:", type(err).__name__)
+
+# %% [markdown]
+# So kernels allocate an **index buffer** once and a helper *writes* the index into
+# it: `to_index_into(ordinal, shape, out_index)`. PyTorch's answer, then yours:
+
+# %%
+print([int(i) for i in torch.unravel_index(torch.tensor(7), (2, 3, 4))])
+
+# %%
+buffer = np.zeros(3, dtype=np.int64)
+mk.kernels.index.to_index_into(7, np.array([2, 3, 4]), buffer)
+buffer
+
+# %% [markdown]
+# Compiled, as the kernels call it (`minikernel.kernels.cpu.to_index_into` is your
+# function after `numba.njit`), on a few ordinals:
+
+# %%
+for ordinal, shape in [(0, (2, 3, 4)), (7, (2, 3, 4)), (23, (2, 3, 4)), (5, (6,)), (3, (2, 1, 2))]:
+    out = np.zeros(len(shape), dtype=np.int64)
+    mk.kernels.cpu.to_index_into(ordinal, np.array(shape), out)
+    theirs = [int(i) for i in torch.unravel_index(torch.tensor(ordinal), shape)]
+    print(f"{ordinal:2} in {str(shape):9} yours: {out.tolist()}  torch: {theirs}  {'ok' if out.tolist() == theirs else 'DIFFERENT'}")
+
+# %% [markdown]
+# ## Parallel loops on the CPU
+#
+# `numba.njit(parallel=True)` compiles a Python function to machine code, and
+# `for t in numba.prange(n):` splits the iterations across the CPU's cores — the
+# explicit parallelism of step 4. Iterations must be independent, and anything an
+# iteration allocates costs time per iteration; so the CPU kernels split the work into
+# **tasks** of `CPU_CHUNK` elements, allocate one index buffer per task, and do the
+# index arithmetic once per *row segment* instead of once per element. Two traps,
+# both handled for you: an exception raised by a function called inside a `prange`
+# loop does not reach the caller (so all checks happen on the host, before the
+# kernel), and numba compiles on first call (minikernel caches the compiled kernels
+# on disk, so it happens once).
+#
+# Before your kernel runs, the host code (`kernels/launch.py`) also reorders and
+# merges dimensions so the kernel's last dimension is the fastest in memory. A
+# transposed matrix becomes one flat loop — it is contiguous in *memory* order:
+
+# %%
+print(layout.iteration_layout(x.t().shape, x.t().stride(), x.t().stride()))
+print(layout.iteration_layout((3, 4), (4, 1), (1, 3)))  # output row-major, input transposed: stays 2-D
+
+# %% [markdown]
+# ## Exercise 2.2 — cpu_map
+#
+# One input, one output: `out[i] = f(a[i])` for every index `i`, with `f` chosen by an
+# op code (`neg`, `exp`, `log`, `relu`, `sigmoid`). PyTorch, on a transposed input:
+
+# %%
+xt = x.t()
+for name in ("neg", "exp", "relu", "sigmoid"):
+    print(f"{name:8}", getattr(xt, name)()[0, :3].tolist())
+
+# %% [markdown]
+# The same through minikernel — your `cpu_map` does the loop:
+
+# %%
+mxt = Tensor.from_torch(xt)
+mxt.exp()
+
+# %%
+for name in ("neg", "exp", "log", "relu", "sigmoid"):
+    mine, theirs = getattr(mxt, name)(), getattr(xt, name)()
+    same = torch.allclose(mine.to_torch(), theirs, rtol=1e-5, equal_nan=True)
+    print(f"{name:8} strides {mine.stride()} vs torch {theirs.stride()}  values {'ok' if same else 'DIFFERENT'}")
+
+# %% [markdown]
+# ## Exercise 2.3 — cpu_zip
+#
+# Two inputs, broadcast together: the host expands both to the output's shape with
+# your `expand` (1.6), so a broadcast dimension arrives with stride 0 and the kernel
+# needs no special case. PyTorch:
+
+# %%
+col, row = torch.tensor([[1.0], [2.0], [3.0]]), torch.tensor([10.0, 20.0, 30.0, 40.0])
+print(col + row)
+print("expanded strides:", col.expand(3, 4).stride(), row.expand(3, 4).stride())
+
+# %%
+Tensor.from_torch(col) + Tensor.from_torch(row)
+
+# %%
+mcol, mrow = Tensor.from_torch(col), Tensor.from_torch(row)
+for mine, theirs, text in [(mcol + mrow, col + row, "col + row"), (mrow * 2 - mcol, row * 2 - col, "row * 2 - col"),
+                           (1 / mcol, 1 / col, "1 / col"), (Tensor.from_torch(torch.arange(3)) / 2, torch.arange(3) / 2,
+                                                            "int64 / 2")]:
+    same = torch.equal(mine.to_torch(), theirs)
+    print(f"{text:14} dtype {str(mine.dtype):8} shape {mine.shape}  {'ok' if same else 'DIFFERENT'}")
+
+# %% [markdown]
+# The three variants in minikernel: `ops.add(a, b, out=c)` is the workhorse, `a.add_(b)`
+# calls it with `out=a`, and `a + b` allocates. `out=` is checked like PyTorch checks
+# it — a float result may not go into an int64 tensor:
+
+# %%
+ma, mc = Tensor.from_torch(torch.ones(2, 3)), Tensor.from_torch(torch.empty(2, 3))
+print("out= returns out:", ops.add(ma, Tensor.from_torch(b), out=mc) is mc, "| values:", mc.tolist()[0])
+print("add_ returns self:", ma.add_(Tensor.from_torch(b)) is ma, "| a now:", ma.tolist()[0])
+try:
+    Tensor.from_torch(torch.arange(3)).add_(0.5)
+except RuntimeError as err:
+    print("RuntimeError:", err)
+
+# %% [markdown]
+# ## Exercise 2.4 — cpu_reduce
+#
+# Fold one dimension: `sum` adds, `amax` keeps the largest (NaN wins, as in PyTorch).
+# The output has the input's shape with 1 at `dim` (`keepdim=True`); without keepdim
+# that dimension is dropped afterwards. `mean` is the sum divided by the count (your
+# zip kernel does the division).
+
+# %%
+s = torch.tensor([[1.0, 5.0, 2.0], [float("nan"), 0.0, -1.0]])
+ms = Tensor.from_torch(s)
+print(s.sum(1), s.sum(0, keepdim=True), s.amax(1), s.max(), s.mean(0), sep="\n")
+
+# %%
+ms.sum(1)
+
+# %%
+for text, mine, theirs in [("sum(1)", ms.sum(1), s.sum(1)), ("sum(0, keepdim)", ms.sum(0, keepdim=True), s.sum(0, True)),
+                           ("amax(1)", ms.amax(1), s.amax(1)), ("max()", ms.max(), s.max()),
+                           ("mean(0)", ms.mean(0), s.mean(0)), ("sum()", ms.sum(), s.sum())]:
+    same = torch.equal(mine.to_torch(), theirs) or torch.allclose(mine.to_torch(), theirs, equal_nan=True)
+    print(f"{text:16} {str(mine.tolist()):26} {'ok' if same else 'DIFFERENT'}")
+
+# %% [markdown]
+# One difference from PyTorch: `x.max(dim)` returns values *and* indices there; the
+# reduce kernel computes values only, so minikernel asks for `amax` (PyTorch's
+# values-only reduction) instead of returning something different:
+
+# %%
+try:
+    ms.max(1)
+except TypeError as err:
+    print("TypeError:", err)
+
+# %% [markdown]
+# ## Exercise 2.5 — cpu_matmul
+#
+# `out[..., i, j] = Σ_k a[..., i, k] · b[..., k, j]`, with batch dimensions that
+# broadcast like element-wise ones. A naive triple loop reads each element of `a` and
+# `b` many times from main memory. A **blocked** kernel computes one tile of the
+# output at a time and copies the blocks of `a` and `b` it needs into small local
+# arrays, which stay in cache while they are reused — and, stored so that the inner
+# loop reads both contiguously, numba vectorizes that loop. PyTorch:
+
+# %%
+p, q = torch.randn(2, 1, 3, 4), torch.randn(5, 4, 2)
+print((p @ q).shape, (p @ q).stride())
+
+# %%
+(Tensor.from_torch(p) @ Tensor.from_torch(q)).shape
+
+# %%
+for left, right in [(p, q), (torch.randn(70, 65), torch.randn(65, 130)), (torch.randn(4), torch.randn(4, 3)),
+                    (torch.randn(3, 4), torch.randn(4)), (torch.arange(6).view(2, 3), torch.arange(12).view(3, 4))]:
+    mine, theirs = Tensor.from_torch(left) @ Tensor.from_torch(right), left @ right
+    same = torch.allclose(mine.to_torch(), theirs, rtol=1e-4, atol=1e-4)
+    print(f"{str(tuple(left.shape)):13} @ {str(tuple(right.shape)):10} -> {str(mine.shape):13} {'ok' if same else 'DIFFERENT'}")
+
+# %% [markdown]
+# ## The GPU: threads, blocks, shared memory
+#
+# A CUDA kernel is one function that **every thread runs**. The host launches a
+# *grid* of *blocks*, each of so many threads: `kernel[blocks, threads_per_block](args)`.
+# A thread finds its work from `cuda.blockIdx`, `cuda.threadIdx` and `cuda.blockDim` —
+# the parallelism is implicit. Threads of one block can share fast on-chip memory
+# (`cuda.shared.array`) and wait for each other (`cuda.syncthreads()`); blocks cannot.
+# GPU code cannot allocate memory (index buffers are `cuda.local.array(MAX_DIMS, ...)`),
+# and cannot raise exceptions, so again the host checks everything first.
+#
+# minikernel's `"cuda"` tensors keep their storage in a numba device array;
+# `.cuda()` and `.cpu()` copy, keeping the layout like `torch.Tensor.to`:
+
+# %%
+g = Tensor.from_torch(x.t()).cuda()
+print(g.device, g.shape, g.stride(), "| back on the cpu equals x.t():", torch.equal(g.cpu().to_torch(), x.t()))
+
+# %% [markdown]
+# ## Exercise 2.6 — gpu_map
+#
+# **One thread per output element**: thread `i = blockIdx.x · blockDim.x + threadIdx.x`
+# computes `out[i]` if `i < n`. Consecutive threads take consecutive elements, and the
+# host orders dimensions so those are adjacent in memory — then a *warp* (32 threads
+# that execute together) reads one contiguous block of memory: **coalesced** access.
+
+# %%
+print(x.t().sigmoid()[0].tolist())
+
+# %%
+Tensor.from_torch(x.t()).cuda().sigmoid()
+
+# %%
+gt = Tensor.from_torch(x.t()).cuda()
+for name in ("neg", "exp", "log", "relu", "sigmoid"):
+    mine, theirs = getattr(gt, name)(), getattr(x.t(), name)()
+    same = torch.allclose(mine.cpu().to_torch(), theirs, rtol=1e-5, equal_nan=True)
+    print(f"{name:8} on {mine.device}: strides {mine.stride()}  values {'ok' if same else 'DIFFERENT'}")
+
+# %% [markdown]
+# The **kernel trace** shows a tiny launch thread by thread: every read and write is
+# recorded with the block and thread that made it. Pick "map, contiguous input" and
+# "map, transposed input": in the second, the output is contiguous but the input is
+# not (the host's reordering bypassed on purpose), so the first warp's reads scatter
+# across memory and need more 32-byte memory segments.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from widgets import kernel_trace
+
+kernel_trace("map, transposed input")
+
+# %% [markdown]
+# ## Exercise 2.7 — gpu_zip
+#
+# Exercise 2.6 with two inputs, already broadcast by the host.
+
+# %%
+print((col + row)[2].tolist())
+
+# %%
+Tensor.from_torch(col).cuda() + Tensor.from_torch(row).cuda()
+
+# %%
+gcol, grow = Tensor.from_torch(col).cuda(), Tensor.from_torch(row).cuda()
+for text, mine, theirs in [("col + row", gcol + grow, col + row), ("row / col", grow / gcol, row / col),
+                           ("2 * col - 1", 2 * gcol - 1, 2 * col - 1)]:
+    print(f"{text:12} {'ok' if torch.equal(mine.cpu().to_torch(), theirs) else 'DIFFERENT'}")
+
+# %% [markdown]
+# ## Exercise 2.8 — gpu_reduce
+#
+# **One block per output element**, and a **tree** in shared memory: each of the
+# block's `REDUCE_THREADS` threads folds every `REDUCE_THREADS`-th element of the row,
+# stores its partial result in `cuda.shared.array`, and then the block halves the
+# partial results step by step (`partial[t] += partial[t + s]` for `s = T/2, T/4, …, 1`)
+# with a `cuda.syncthreads()` after every step — which *every* thread must reach.
+
+# %%
+w = torch.randn(3, 19, dtype=torch.float64)
+print(w.sum(1).tolist())
+
+# %%
+Tensor.from_torch(w).cuda().sum(1)
+
+# %%
+gw = Tensor.from_torch(w).cuda()
+for text, mine, theirs in [("sum(1)", gw.sum(1), w.sum(1)), ("amax(0)", gw.amax(0), w.amax(0)),
+                           ("mean(1)", gw.mean(1), w.mean(1)), ("max()", gw.max(), w.max())]:
+    print(f"{text:8} {'ok' if torch.allclose(mine.cpu().to_torch(), theirs) else 'DIFFERENT'}")
+
+# %% [markdown]
+# ## Exercise 2.9 — gpu_matmul
+#
+# A block of `TILE × TILE` threads computes a `TILE × TILE` tile of the output. At each
+# step along `k`, every thread loads **one** element of `a` and one of `b` into two
+# shared tiles, the block synchronizes, and each thread adds `TILE` products read from
+# shared memory; a second `syncthreads` keeps the next step from overwriting tiles
+# still in use. Each global element is then read `TILE` times less often than by a
+# naive kernel where every thread reads a whole row and column itself.
+
+# %%
+u, v = torch.randn(6, 9, dtype=torch.float64), torch.randn(9, 5, dtype=torch.float64)
+print((u @ v).shape)
+
+# %%
+Tensor.from_torch(u).cuda() @ Tensor.from_torch(v).cuda()
+
+# %%
+gu, gv = Tensor.from_torch(u).cuda(), Tensor.from_torch(v).cuda()
+print("(6, 9) @ (9, 5):", "ok" if torch.allclose((gu @ gv).cpu().to_torch(), u @ v) else "DIFFERENT")
+gp, gq = Tensor.from_torch(p.double()).cuda(), Tensor.from_torch(q.double()).cuda()
+print("batched (2, 1, 3, 4) @ (5, 4, 2):", "ok" if torch.allclose((gp @ gq).cpu().to_torch(), p.double() @ q.double())
+      else "DIFFERENT")
+
+# %% [markdown]
+# The trace of both matmuls on `2·TILE × 2·TILE` matrices: compare the read counts in
+# the cells of `a` and `b`, and the totals of global and shared reads.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+kernel_trace("matmul, tiled")
+
+# %%
+from widgets.kernel_trace import trace
+
+naive, tiled = trace("matmul, naive"), trace("matmul, tiled")
+print("naive: each element of a read", set(naive.per_cell("a").values()), "time(s) from global memory")
+print("tiled: each element of a read", set(tiled.per_cell("a").values()), "time(s) from global memory")
+print("global reads, naive = TILE x tiled:", naive.counts()["global reads"] == sizes.TILE * tiled.counts()["global reads"])
+print("shared reads of the tiled kernel = global reads of the naive one:",
+      tiled.counts()["shared reads"] == naive.counts()["global reads"])
+
+# %% [markdown]
+# ## CUDA streams: why `synchronize` matters
+#
+# A kernel launch only *queues* work on a **stream** and returns at once; the GPU runs
+# the stream's work in order, while the CPU goes on. PyTorch gives each GPU a default
+# stream that synchronizes with the others where needed. Work put on a stream you
+# create is on its own: the notes' example launches a convolution on the default
+# stream and then `B = torch.sum(A)` on a side stream, which **may start before the
+# convolution has finished** and sum the wrong data. The fixes: `torch.cuda.synchronize()`
+# (wait for all work), `stream.synchronize()` (for one stream), or
+# `s.wait_stream(torch.cuda.current_stream())` (order the side stream after the default
+# one, without blocking the CPU). This course's PyTorch is a CPU build, so the PyTorch
+# side cannot run here:
+
+# %%
+print("torch sees a GPU:", torch.cuda.is_available())
+
+# %% [markdown]
+# numba has the same model — `cuda.stream()`, launches with `kernel[grid, block, stream]`,
+# `stream.synchronize()` — and minikernel's `mk.device.synchronize()` waits for
+# everything, like `torch.cuda.synchronize()`. On the simulator every launch runs to
+# completion before it returns, so no race can be *shown* here; on a GPU the same calls
+# order real asynchronous work:
+
+# %%
+from numba import cuda
+
+side = cuda.stream()
+data = cuda.to_device(np.arange(8.0), stream=side)  # a copy queued on the side stream
+side.synchronize()  # wait for that stream only
+mk.device.synchronize()  # wait for all GPU work
+print(data.copy_to_host().tolist())
+
+# %% [markdown]
+# ## Timing honestly
+#
+# 1. **Warm up**: the first call pays for compilation and caches.
+# 2. **Synchronize**: time GPU work only after it has finished. Timing a launch without
+#    it measures only the queueing — the classic mistake.
+# 3. **Repeat and take the median**: one run is noise.
+#
+# The first point, on the CPU: the first float64 `relu` of this session compiles the
+# map kernel for float64 (or loads it from numba's on-disk cache, if an earlier run
+# compiled it); the second call only runs it. (Outputs of timing cells are not
+# compared by the notebook checks: timings vary.)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import time
+
+big = Tensor.from_torch(torch.randn(1024, 1024, dtype=torch.float64))
+for attempt in ("first call", "second call"):
+    start = time.perf_counter()
+    big.relu()
+    print(f"{attempt}: {1e3 * (time.perf_counter() - start):.2f} ms")
+
+# %% [markdown]
+# The second point, with the code that is right on a GPU. On a real GPU the first
+# number is the launch alone (microseconds, however big the work) and the second the
+# kernel's time; on the simulator both include the whole run, because a simulated
+# launch returns only when it is done.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+small = Tensor.from_torch(torch.randn(8, 8)).cuda()
+small.exp()  # warm-up
+mk.device.synchronize()
+start = time.perf_counter()
+small.exp()
+queued = time.perf_counter() - start  # WRONG on a GPU: the kernel may still be running
+mk.device.synchronize()
+start = time.perf_counter()
+small.exp()
+mk.device.synchronize()
+finished = time.perf_counter() - start  # right: wait, then read the clock
+print(f"without synchronize: {1e3 * queued:.3f} ms   with synchronize: {1e3 * finished:.3f} ms")
+
+# %% [markdown]
+# All three points are built into `python -m minikernel bench` (`make bench`), which
+# times the reference kernels against PyTorch on the same inputs in one process. The
+# harness's `median_ms` on one row — your kernel and PyTorch's on a 1024 × 1024 map:
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from minikernel.bench import median_ms
+
+t1024 = torch.randn(1024, 1024)
+m1024 = Tensor.from_torch(t1024)
+mine, theirs = median_ms(lambda: m1024.relu()), median_ms(lambda: t1024.relu())
+print(f"relu 1024x1024: minikernel {mine:.3f} ms, torch {theirs:.3f} ms, ratio {mine / theirs:.2f}x")
+
+# %% [markdown]
+# ## TF32: fast float32 matmuls, and today's defaults
+#
+# NVIDIA's Ampere and later GPUs can run float32 matmuls and convolutions in
+# **TensorFloat-32** (a 10-bit mantissa inside the tensor cores): much faster, less
+# precise. Older notes say both flags default to `True`; since PyTorch 1.12 the matmul
+# flag defaults to **`False`** (float32 matmuls stay full precision), while cuDNN
+# convolutions still default to TF32. `torch.set_float32_matmul_precision("high")`
+# opts matmuls in. The flags are readable without a GPU — the values here are the
+# current defaults:
+
+# %%
+print("torch.backends.cuda.matmul.allow_tf32 =", torch.backends.cuda.matmul.allow_tf32)
+print("torch.backends.cudnn.allow_tf32       =", torch.backends.cudnn.allow_tf32)
+print("torch.get_float32_matmul_precision()  =", torch.get_float32_matmul_precision())
+
+# %% [markdown]
+# ## Grade chapter 02
+#
+# Runs the tests of every exercise 2.x against PyTorch: each kernel on raw strided
+# headers (hypothesis draws shapes, strides, offsets, broadcasts and layouts) and
+# through the Tensor operations, the GPU ones on tiny sizes on the simulator.
+
+# %%
+mk.grade("2.*")

@@ -1,0 +1,138 @@
+"""Devices: where a tensor's storage lives, and where GPU kernels run.
+
+minikernel has two devices, like PyTorch's two most common ones: ``"cpu"`` (a numpy
+array in host memory) and ``"cuda"`` (a numba device array). GPU kernels are numba
+CUDA kernels. On a machine with an NVIDIA GPU they compile to native code; without
+one they run on **numba's CUDA simulator**, which executes every CUDA thread as a
+Python thread — slow, but the same kernel source, the same ``threadIdx`` /
+``blockIdx`` / shared memory / ``syncthreads`` semantics.
+
+The simulator has to be chosen *before numba is first imported*
+(``NUMBA_ENABLE_CUDASIM=1``), so this module runs first when ``minikernel`` is
+imported and decides, without importing numba:
+
+* ``NUMBA_ENABLE_CUDASIM`` already set: honoured as given (1 = simulator, 0 = real GPU);
+* a CUDA driver that reports at least one device: the real GPU;
+* otherwise: it sets ``NUMBA_ENABLE_CUDASIM=1`` itself (and child processes inherit it).
+
+``CUDA_BACKEND`` records the outcome: ``"gpu"``, ``"simulator"`` or ``"unavailable"``
+(numba was imported earlier without the simulator and there is no GPU).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from dataclasses import dataclass
+from typing import Union
+
+_SIM_VAR = "NUMBA_ENABLE_CUDASIM"
+_DRIVERS = ("libcuda.so.1", "libcuda.so", "nvcuda.dll")
+
+
+def cuda_device_count() -> int:
+    """Devices the CUDA driver reports (0 without a driver), asked through ctypes, not numba."""
+    for name in _DRIVERS:
+        try:
+            driver = ctypes.CDLL(name)
+        except OSError:
+            continue
+        count = ctypes.c_int(0)
+        if driver.cuInit(0) != 0 or driver.cuDeviceGetCount(ctypes.byref(count)) != 0:
+            return 0
+        return count.value
+    return 0
+
+
+def _choose_backend() -> tuple[str, str]:
+    """(backend, why) — and switch the simulator on when that is the choice."""
+    explicit = os.environ.get(_SIM_VAR, "").strip()
+    if explicit:
+        if explicit == "1":
+            return "simulator", f"{_SIM_VAR}=1 was set"
+        return "gpu", f"{_SIM_VAR}={explicit} was set"
+    devices = cuda_device_count()
+    if devices:
+        return "gpu", f"the CUDA driver reports {devices} device(s)"
+    if "numba" in sys.modules:
+        return "unavailable", ("numba was imported before minikernel, without a GPU and without "
+                               f"{_SIM_VAR}=1; import minikernel first (or set {_SIM_VAR}=1 before "
+                               "starting Python) to run the GPU kernels on the simulator")
+    os.environ[_SIM_VAR] = "1"
+    return "simulator", "no CUDA device was found, so numba's CUDA simulator is on"
+
+
+CUDA_BACKEND, CUDA_REASON = _choose_backend()
+#: True when "cuda" tensors and GPU kernels run on numba's CUDA simulator.
+SIMULATOR = CUDA_BACKEND == "simulator"
+
+
+def is_available() -> bool:
+    """Whether minikernel can run ``"cuda"`` tensors here (a GPU, or the simulator).
+
+    Unlike ``torch.cuda.is_available()``, this is True without a GPU when numba's
+    simulator is on: the GPU path of this course always runs somewhere.
+    """
+    return CUDA_BACKEND != "unavailable"
+
+
+def check_cuda() -> None:
+    """Raise a RuntimeError that says why, when the "cuda" device cannot be used."""
+    if not is_available():
+        raise RuntimeError(f"minikernel's cuda device is unavailable: {CUDA_REASON}")
+
+
+def synchronize() -> None:
+    """Wait until every kernel launched on the GPU has finished (``torch.cuda.synchronize()``).
+
+    Kernel launches return before the kernel runs; time GPU work only after this.
+    On the simulator a launch already runs to completion, so this returns at once.
+    """
+    check_cuda()
+    from numba import cuda
+
+    cuda.synchronize()
+
+
+@dataclass(frozen=True)
+class Device:
+    """Where a tensor lives, like ``torch.device``: ``Device("cpu")``, ``Device("cuda", 0)``."""
+
+    type: str
+    index: int | None = None
+
+    def __post_init__(self):
+        if self.type not in ("cpu", "cuda"):
+            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {self.type}")
+        if self.type == "cpu" and self.index not in (None, 0):
+            raise RuntimeError(f"minikernel has one cpu device, got index {self.index}")
+        if self.type == "cuda" and self.index not in (None, 0):
+            raise RuntimeError(f"minikernel uses one GPU, cuda:0; got cuda:{self.index}")
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self) -> str:
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{index})"
+
+
+DeviceLike = Union[str, Device]
+
+
+def device(spec: DeviceLike) -> Device:
+    """Parse ``"cpu"``, ``"cuda"`` or ``"cuda:0"`` (or pass a Device through).
+
+    Example::
+
+        >>> device("cuda:0")
+        device(type='cuda', index=0)
+    """
+    if isinstance(spec, Device):
+        return spec
+    if not isinstance(spec, str):
+        raise TypeError(f"a device is a string like 'cpu' or 'cuda', got {type(spec).__name__}")
+    kind, _, index = spec.partition(":")
+    if index and not index.isdigit():
+        raise RuntimeError(f"Invalid device string: '{spec}'")
+    return Device(kind, int(index) if index else None)

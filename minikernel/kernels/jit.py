@@ -1,0 +1,309 @@
+"""Compiling kernels: your Python functions, numba-compiled for each path.
+
+A kernel exercise is a plain Python function (``cpu_map``, ``gpu_matmul``, ...). This
+module turns the *active* one (yours, or the reference that ``MINIKERNEL_SOLUTIONS``
+selects) into compiled code, and takes care of what would otherwise go wrong
+silently or cryptically:
+
+* **Unfinished stubs are caught on the host.** A CUDA kernel cannot raise (numba
+  drops ``raise`` outside debug mode) and an exception raised by a helper called
+  inside a numba ``prange`` loop does not reach the caller, so a kernel that calls a
+  stub would return garbage. Before compiling, the kernel and every index helper it
+  calls are checked; an untouched stub raises its ``NotImplementedError`` right here.
+* **Helpers are compiled per path.** Inside ``minikernel/kernels/cpu.py`` the names
+  ``index_to_position`` (your 1.2), ``to_index_into`` (2.1), ``apply_unary``,
+  ``apply_binary`` and ``combine`` are ``numba.njit`` functions; inside ``gpu.py``
+  the same names are ``cuda.jit(device=True)`` functions.
+* **Compile errors name the function to fix**, with numba's own message below.
+* **Compiled CPU kernels are cached on disk** (``__pycache__`` next to the source),
+  keyed on the kernel's file *and* the source of every helper it calls, so editing
+  ``index_to_position`` recompiles the kernels that use it (numba's own cache would
+  not notice).
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import inspect
+import textwrap
+import warnings
+from typing import Any, Callable, Iterator
+
+from .. import device
+from ..exercise import STUB_MESSAGE_RE
+
+#: Below this many elements of work a CPU kernel runs on the calling thread alone:
+#: waking the other threads would cost more than it saves (PyTorch's grain size).
+GRAIN = 32768
+
+#: Flags of every compiled CPU kernel. ``error_model="numpy"``: 1/0 is inf, not an
+#: exception. ``reassoc``: sums may be reordered (vectorized); ``contract``: FMA.
+CPU_KERNEL_OPTIONS = dict(parallel=True, error_model="numpy", fastmath={"reassoc", "contract"})
+
+_NUMBA_SUBSET = (
+    "Kernels call it from compiled code, so it must stay within numba's nopython subset: "
+    "integers, the int64 arrays it is given, for-loops over range() or zip(), arithmetic and "
+    "if/else. No lists or tuples built at run time, no f-strings, no exceptions, no Python objects.")
+
+
+class KernelCompileError(TypeError):
+    """numba could not compile a kernel or one of the helpers it calls."""
+
+
+# ------------------------------------------------------------------ helpers
+def _helper_sources() -> dict[str, tuple[str | None, Callable[[], Callable]]]:
+    """name -> (exercise ID or None, getter of the active Python function)."""
+    from .. import strides
+    from . import index, scalar_ops
+
+    return {
+        "index_to_position": ("1.2", lambda: strides.index_to_position),
+        "to_index_into": ("2.1", lambda: index.to_index_into),
+        "apply_unary": (None, lambda: scalar_ops.apply_unary),
+        "apply_binary": (None, lambda: scalar_ops.apply_binary),
+        "combine": (None, lambda: scalar_ops.combine),
+    }
+
+
+HELPER_NAMES = ("index_to_position", "to_index_into", "apply_unary", "apply_binary", "combine")
+_compiled_helpers: dict[tuple[str, str], Any] = {}
+
+
+def helper(path: str, name: str):
+    """The helper ``name`` compiled for ``path`` ("cpu" or "gpu"); compiled lazily, on first call."""
+    key = (path, name)
+    if key not in _compiled_helpers:
+        fn = _helper_sources()[name][1]()
+        if path == "cpu":
+            import numba
+
+            _compiled_helpers[key] = numba.njit(error_model="numpy")(fn)
+        else:
+            from numba import cuda
+
+            _compiled_helpers[key] = cuda.jit(device=True)(fn)
+    return _compiled_helpers[key]
+
+
+def helpers_used(fn: Callable) -> list[str]:
+    """Helper names the function refers to (directly or as ``mk.name``)."""
+    names = set(fn.__code__.co_names)
+    return [h for h in HELPER_NAMES if h in names]
+
+
+# -------------------------------------------------------------------- stubs
+_stub_messages: dict[Callable, str | None] = {}
+
+
+def stub_error(fn: Callable) -> NotImplementedError | None:
+    """The stub's NotImplementedError if ``fn``'s body is still only ``raise NotImplementedError("exercise ...")``.
+
+    Remembered per function object (a function's code changes only when its module is
+    imported again, e.g. after a kernel restart).
+    """
+    if fn not in _stub_messages:
+        _stub_messages[fn] = _stub_message(fn)
+    message = _stub_messages[fn]
+    return None if message is None else NotImplementedError(message)
+
+
+def _stub_message(fn: Callable) -> str | None:
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.FunctionDef) else []
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Raise):
+        return None
+    call = body[0].exc
+    if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "NotImplementedError"
+            and call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)
+            and STUB_MESSAGE_RE.search(call.args[0].value)):
+        return call.args[0].value
+    return None
+
+
+def raise_if_unfinished(fn: Callable) -> None:
+    """Raise the stub error of ``fn``, else of the first exercise helper ``fn`` calls that is a stub."""
+    err = stub_error(fn)
+    if err is not None:
+        raise err
+    sources = _helper_sources()
+    for name in helpers_used(fn):
+        exercise_id, get = sources[name]
+        if exercise_id is not None and (err := stub_error(get())) is not None:
+            raise err
+
+
+# ------------------------------------------------------------ compile errors
+def _probe_signatures():
+    from numba import types
+
+    ints = types.int64[:]
+    return {"index_to_position": (ints, ints, types.int64), "to_index_into": (types.int64, ints, ints)}
+
+
+def _culprit(path: str, fn: Callable, exercise_id: str) -> str:
+    """Which function to blame: an exercise helper that fails to compile on its own, else the kernel."""
+    sources = _helper_sources()
+    for name, signature in _probe_signatures().items():
+        if name not in helpers_used(fn):
+            continue
+        helper_id, get = sources[name]
+        try:
+            if path == "cpu":
+                import numba
+
+                numba.njit(error_model="numpy")(get()).compile(signature)
+            else:
+                from numba import cuda
+
+                cuda.jit(signature, device=True)(get())
+        except Exception:  # noqa: BLE001 - any failure here means this helper does not compile
+            return f"exercise {helper_id} ({name})"
+    return f"exercise {exercise_id} ({fn.__name__})"
+
+
+@contextlib.contextmanager
+def compile_errors(path: str, fn: Callable, exercise_id: str) -> Iterator[None]:
+    """Turn numba's typing/lowering errors into a KernelCompileError that names what to fix."""
+    from numba.core.errors import NumbaError
+
+    try:
+        yield
+    except NumbaError as err:
+        who = _culprit(path, fn, exercise_id)
+        detail = "\n".join(str(err).strip().splitlines()[:25])
+        raise KernelCompileError(f"{who} does not compile with numba for the {path} kernels. "
+                                 f"{_NUMBA_SUBSET}\nnumba said:\n{detail}") from None
+
+
+# ------------------------------------------------------------------ caching
+def _source_bytes(obj: Any) -> bytes:
+    try:
+        return inspect.getsource(obj).encode()
+    except (OSError, TypeError):
+        return repr(obj).encode()
+
+
+def _enable_cache(dispatcher, fn: Callable) -> None:
+    """Cache ``dispatcher`` on disk, invalidated when ``fn``'s file or any helper it calls changes."""
+    from numba.core.caching import FunctionCache
+
+    from . import scalar_ops, sizes
+
+    try:
+        cache = FunctionCache(fn)
+    except RuntimeError:
+        return  # no writable place for a cache: compile in every process instead
+    sources = _helper_sources()
+    parts = [_source_bytes(sources[n][1]()) for n in helpers_used(fn)]
+    parts += [_source_bytes(scalar_ops), _source_bytes(sizes), repr(sorted(CPU_KERNEL_OPTIONS.items())).encode()]
+    stamp = hashlib.sha256(b"\0".join(parts)).hexdigest()
+    index_file = getattr(cache, "_cache_file", None)
+    if index_file is None or not hasattr(index_file, "_source_stamp"):
+        return  # a numba whose cache layout we do not know: stay uncached rather than stale
+    # numba stamps the index with the kernel file's mtime and size; add the helpers' sources
+    index_file._source_stamp = (index_file._source_stamp, stamp)
+    dispatcher._cache = cache
+
+
+# ------------------------------------------------------------------ kernels
+class Kernel:
+    """One kernel exercise, compiled for its path on first use.
+
+    Args:
+        exercise_id: e.g. ``"2.2"``.
+        module: the minikernel module that defines it (``minikernel.kernels.cpu``).
+        name: the function's name in that module (``"cpu_map"``).
+    """
+
+    def __init__(self, exercise_id: str, module, name: str):
+        self.exercise_id, self.module, self.name = exercise_id, module, name
+        self.path = "gpu" if module.__name__.endswith(".gpu") else "cpu"
+        self._compiled = None
+        self._compiled_for = None
+
+    @property
+    def function(self) -> Callable:
+        """The active Python function: yours, or the reference."""
+        return getattr(self.module, self.name)
+
+    def check_implemented(self) -> None:
+        """Raise the stub's NotImplementedError if this kernel is still the untouched stub."""
+        err = stub_error(self.function)
+        if err is not None:
+            raise err
+
+    def compiled(self):
+        fn = self.function
+        if self._compiled_for is not fn:
+            if self.path == "cpu":
+                import numba
+
+                self._compiled = numba.njit(**CPU_KERNEL_OPTIONS)(fn)
+                _enable_cache(self._compiled, fn)
+            else:
+                from numba import cuda
+
+                self._compiled = cuda.jit(fn)
+            self._compiled_for = fn
+        return self._compiled
+
+    def __call__(self, *args, work: int | None = None) -> None:
+        """Run on the CPU: ``kernel(*args)``; ``work`` (elements) below ``GRAIN`` runs on one thread."""
+        if self.path != "cpu":
+            raise TypeError(f"{self.name} is a GPU kernel: launch it with kernel.launch(grid, block, *args)")
+        fn = self.function
+        raise_if_unfinished(fn)
+        with compile_errors("cpu", fn, self.exercise_id), _quiet(), _threads(work):
+            self.compiled()(*args)
+
+    def launch(self, grid, block, *args) -> None:
+        """Launch on the GPU: ``kernel[grid, block](*args)``; returns before the kernel finishes."""
+        if self.path != "gpu":
+            raise TypeError(f"{self.name} is a CPU kernel: call it directly")
+        device.check_cuda()
+        fn = self.function
+        raise_if_unfinished(fn)
+        with compile_errors("gpu", fn, self.exercise_id), _quiet():
+            self.compiled()[grid, block](*args)
+
+    def __repr__(self) -> str:
+        return f"<{self.path} kernel {self.name} (exercise {self.exercise_id})>"
+
+
+@contextlib.contextmanager
+def _threads(work: int | None) -> Iterator[None]:
+    """Run the parallel loops of small work on the calling thread only."""
+    if work is None or work >= GRAIN:
+        yield
+        return
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Hide numba's performance hints and, on the simulator, numpy's inf/nan warnings."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", module=r"numba(\.|_cuda)?")
+        warnings.filterwarnings("ignore", message=r".*(NumbaPerformanceWarning|parallel=True|prange).*")
+        try:
+            from numba.core.errors import NumbaPerformanceWarning
+
+            warnings.simplefilter("ignore", NumbaPerformanceWarning)
+        except ImportError:
+            pass
+        if device.SIMULATOR:
+            warnings.simplefilter("ignore", RuntimeWarning)
+        yield

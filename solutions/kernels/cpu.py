@@ -1,0 +1,129 @@
+"""Reference solutions for exercises 2.2–2.5 (``minikernel/kernels/cpu.py``).
+
+Helpers are called through ``mk`` (``minikernel.kernels.cpu``), where they are the
+numba-compiled versions of whichever index helpers are active (yours or references).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+import minikernel.kernels.cpu as mk
+from minikernel.kernels.cpu import Scalar
+from minikernel.kernels.sizes import CPU_CHUNK, CPU_TILE_K, CPU_TILE_M, CPU_TILE_N
+from minikernel.strides import Shape, Storage, Strides
+
+
+def cpu_map(op: int, out: Storage, out_shape: Shape, out_strides: Strides, out_offset: int,
+            a: Storage, a_strides: Strides, a_offset: int) -> None:
+    nd = len(out_shape)
+    n = 1
+    for size in out_shape:
+        n *= size
+    row, out_step, a_step = out_shape[nd - 1], out_strides[nd - 1], a_strides[nd - 1]
+    for task in prange((n + CPU_CHUNK - 1) // CPU_CHUNK):
+        index = np.empty(nd, np.int64)
+        i = task * CPU_CHUNK
+        stop = min(n, i + CPU_CHUNK)
+        while i < stop:  # one row segment per pass
+            mk.to_index_into(i, out_shape, index)
+            o = mk.index_to_position(index, out_strides, out_offset)
+            p = mk.index_to_position(index, a_strides, a_offset)
+            run = min(stop - i, row - index[nd - 1])
+            for k in range(run):
+                out[np.uint64(o + k * out_step)] = mk.apply_unary(op, a[np.uint64(p + k * a_step)])
+            i += run
+
+
+def cpu_zip(op: int, out: Storage, out_shape: Shape, out_strides: Strides, out_offset: int,
+            a: Storage, a_strides: Strides, a_offset: int,
+            b: Storage, b_strides: Strides, b_offset: int) -> None:
+    nd = len(out_shape)
+    n = 1
+    for size in out_shape:
+        n *= size
+    row, out_step = out_shape[nd - 1], out_strides[nd - 1]
+    a_step, b_step = a_strides[nd - 1], b_strides[nd - 1]
+    for task in prange((n + CPU_CHUNK - 1) // CPU_CHUNK):
+        index = np.empty(nd, np.int64)
+        i = task * CPU_CHUNK
+        stop = min(n, i + CPU_CHUNK)
+        while i < stop:
+            mk.to_index_into(i, out_shape, index)
+            o = mk.index_to_position(index, out_strides, out_offset)
+            p = mk.index_to_position(index, a_strides, a_offset)
+            q = mk.index_to_position(index, b_strides, b_offset)
+            run = min(stop - i, row - index[nd - 1])
+            for k in range(run):
+                out[np.uint64(o + k * out_step)] = mk.apply_binary(
+                    op, a[np.uint64(p + k * a_step)], b[np.uint64(q + k * b_step)])
+            i += run
+
+
+def cpu_reduce(op: int, identity: Scalar, out: Storage, out_shape: Shape, out_strides: Strides, out_offset: int,
+               a: Storage, a_shape: Shape, a_strides: Strides, a_offset: int, dim: int) -> None:
+    nd = len(out_shape)
+    n = 1
+    for size in out_shape:
+        n *= size
+    length, step = a_shape[dim], a_strides[dim]
+    rows = max(1, CPU_CHUNK // max(length, 1))  # outputs per task: about CPU_CHUNK elements of work
+    for task in prange((n + rows - 1) // rows):
+        index = np.empty(nd, np.int64)  # one buffer per task, not per output
+        for j in range(task * rows, min(n, (task + 1) * rows)):
+            mk.to_index_into(j, out_shape, index)  # index[dim] is 0: the row's first element
+            o = mk.index_to_position(index, out_strides, out_offset)
+            p = mk.index_to_position(index, a_strides, a_offset)
+            acc = identity
+            for k in range(length):
+                acc = mk.combine(op, acc, a[np.uint64(p + k * step)])
+            out[np.uint64(o)] = acc
+
+
+def cpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset: int,
+               a: Storage, a_strides: Strides, a_offset: int,
+               b: Storage, b_strides: Strides, b_offset: int, inner: int) -> None:
+    nd = len(out_shape)
+    n, m = out_shape[nd - 2], out_shape[nd - 1]
+    batches = 1
+    for d in range(nd - 2):
+        batches *= out_shape[d]
+    tiles_n = (n + CPU_TILE_M - 1) // CPU_TILE_M
+    tiles_m = (m + CPU_TILE_N - 1) // CPU_TILE_N
+    a_step, b_step = a_strides[nd - 1], b_strides[nd - 2]  # one step along k
+    for task in prange(batches * tiles_n * tiles_m):
+        batch = task // (tiles_n * tiles_m)
+        i0 = (task // tiles_m) % tiles_n * CPU_TILE_M
+        j0 = task % tiles_m * CPU_TILE_N
+        rows, cols = min(CPU_TILE_M, n - i0), min(CPU_TILE_N, m - j0)
+        index = np.empty(nd, np.int64)
+        mk.to_index_into(batch * n * m, out_shape, index)  # (*batch index, 0, 0)
+        acc = np.zeros((CPU_TILE_M, CPU_TILE_N), out.dtype)
+        a_tile = np.zeros((CPU_TILE_M, CPU_TILE_K), a.dtype)  # rows past the matrix stay 0
+        b_tile = np.zeros((CPU_TILE_N, CPU_TILE_K), b.dtype)  # transposed: columns of b are rows here
+        for k0 in range(0, inner, CPU_TILE_K):
+            depth = min(CPU_TILE_K, inner - k0)
+            for i in range(rows):
+                index[nd - 2], index[nd - 1] = i0 + i, k0
+                start = mk.index_to_position(index, a_strides, a_offset)
+                for k in range(depth):
+                    a_tile[i, k] = a[np.uint64(start + k * a_step)]
+            for j in range(cols):
+                index[nd - 2], index[nd - 1] = k0, j0 + j
+                start = mk.index_to_position(index, b_strides, b_offset)
+                for k in range(depth):
+                    b_tile[j, k] = b[np.uint64(start + k * b_step)]
+            for i in range(0, rows, 2):  # 2x2 outputs at a time: each loaded value is used twice
+                for j in range(0, cols, 2):  # (an odd edge computes a zero row or column, never written)
+                    s00, s01, s10, s11 = acc[i, j], acc[i, j + 1], acc[i + 1, j], acc[i + 1, j + 1]
+                    for k in range(depth):  # contiguous in both tiles: vectorized
+                        a0, a1, b0, b1 = a_tile[i, k], a_tile[i + 1, k], b_tile[j, k], b_tile[j + 1, k]
+                        s00 += a0 * b0
+                        s01 += a0 * b1
+                        s10 += a1 * b0
+                        s11 += a1 * b1
+                    acc[i, j], acc[i, j + 1], acc[i + 1, j], acc[i + 1, j + 1] = s00, s01, s10, s11
+        for i in range(rows):
+            for j in range(cols):
+                index[nd - 2], index[nd - 1] = i0 + i, j0 + j
+                out[np.uint64(mk.index_to_position(index, out_strides, out_offset))] = acc[i, j]
