@@ -7,7 +7,8 @@ USAGE = """usage: python -m minikernel <command> [args]
 
 commands:
   grade [IDs|globs] [--json]   run the exercise tests, one row per exercise
-  bench [--json]               time the kernels against PyTorch
+  bench [--json] [--quick] [-k TEXT] [--allreduce]
+                               time the kernels (or the allreduces) against PyTorch
   lab [jupyter args]           start JupyterLab on 127.0.0.1 serving chapters/
   notebooks [NN ...]           re-execute chapters/*.py into .ipynb (references on)
 """

@@ -1,11 +1,12 @@
 """Interactive views for the chapters (ipywidgets).
 
-``stride_explorer`` (chapter 01) draws how a shape, strides and an offset address
-a flat storage, computed with your own ``minikernel.strides`` functions.
+Each view is drawn with the learner's own minikernel functions and says which
+exercise to finish while one is still a stub: ``stride_explorer`` (chapter 01),
+``kernel_trace`` (02), ``scaler_diagram`` (06), ``ring_stepper`` (07).
 """
 from .stride_explorer import stride_explorer
 from .kernel_trace import kernel_trace  # chapter 02
 from .scaler_diagram import scaler_diagram  # chapter 06
 from .ring_stepper import ring_stepper  # chapter 07
 
-__all__ = ["stride_explorer"]
+__all__ = ["stride_explorer", "kernel_trace", "scaler_diagram", "ring_stepper"]
