@@ -99,6 +99,15 @@ def format_table(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
+def report(header: str, rows: list, table: Callable[[list], str], as_json: bool = False) -> None:
+    """Print a benchmark's set-up line and rows: as ``table(rows)`` text, or as JSON."""
+    if as_json:
+        print(json.dumps({"setup": header, "rows": [asdict(r) for r in rows]}, indent=2))
+    else:
+        print(header)
+        print(table(rows))
+
+
 def _load_rows() -> None:
     from . import bench_rows  # noqa: F401 - registers every chapter's rows
 
@@ -120,11 +129,7 @@ def main(argv: list[str] | None = None) -> int:
 
     header = f"torch {torch.__version__}, {torch.get_num_threads()} threads, warm-up {warmup}, median of {repeat}"
     results = [run_row(r, warmup, repeat) for r in ROWS if args.match in r.name]
-    if args.json:
-        print(json.dumps({"setup": header, "rows": [asdict(r) for r in results]}, indent=2))
-    else:
-        print(header)
-        print(format_table(results))
+    report(header, results, format_table, as_json=args.json)
     return 0
 
 

@@ -17,15 +17,15 @@ Two bandwidths, as NCCL's tests define them, for S bytes per rank in t seconds:
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Callable
 
 import torch
 import torch.distributed as dist
 
+from ..bench import report
 from ..exercise import stub_exercise_id
 from .launch import run_ranks
 from .naive import naive_allreduce
@@ -134,11 +134,7 @@ def main(argv: list[str] | None = None, json_out: bool = False, quick: bool = Fa
     header = (f"allreduce of float32, torch {torch.__version__}, gloo, 1 thread per rank, "
               f"{torch.multiprocessing.cpu_count()} CPU cores, warm-up {warmup}, median of {repeat} "
               f"(x{SMALL_REPEAT_FACTOR} up to 1M; time of the slowest rank per run)")
-    if args.json:
-        print(json.dumps({"setup": header, "rows": [asdict(r) for r in rows]}, indent=2))
-    else:
-        print(header)
-        print(format_table(rows))
+    report(header, rows, format_table, as_json=args.json)
     return 0
 
 

@@ -60,6 +60,15 @@ def _check_dims(*tensors: "Tensor") -> None:
             raise RuntimeError(f"minikernel's kernels handle at most {sizes.MAX_DIMS} dimensions, got {t.ndim}")
 
 
+def _elementwise(where: str, name: str, args: tuple, n: int) -> None:
+    """Run the "map"/"zip" kernel: parallel loop on the CPU, one thread per element on the GPU."""
+    k = kernel(where, name)
+    if where == "cpu":
+        k(*args, work=n)
+    else:
+        k.launch((n + sizes.THREADS - 1) // sizes.THREADS, sizes.THREADS, *args)
+
+
 def map_(op: int, out: "Tensor", a: "Tensor") -> None:
     """``out[i] = op(a[i])``; ``a`` has ``out``'s shape (broadcast already)."""
     if out.numel() == 0:
@@ -69,12 +78,7 @@ def map_(op: int, out: "Tensor", a: "Tensor") -> None:
     where = out.device.type
     args = (op, out._storage, ints(shape, where), ints(os_, where), out.storage_offset(),
             a._storage, ints(as_, where), a.storage_offset())
-    k = kernel(where, "map")
-    if where == "cpu":
-        k(*args, work=out.numel())
-    else:
-        n = math.prod(shape)
-        k.launch((n + sizes.THREADS - 1) // sizes.THREADS, sizes.THREADS, *args)
+    _elementwise(where, "map", args, math.prod(shape))
 
 
 def zip_(op: int, out: "Tensor", a: "Tensor", b: "Tensor") -> None:
@@ -86,12 +90,7 @@ def zip_(op: int, out: "Tensor", a: "Tensor", b: "Tensor") -> None:
     where = out.device.type
     args = (op, out._storage, ints(shape, where), ints(os_, where), out.storage_offset(),
             a._storage, ints(as_, where), a.storage_offset(), b._storage, ints(bs_, where), b.storage_offset())
-    k = kernel(where, "zip")
-    if where == "cpu":
-        k(*args, work=out.numel())
-    else:
-        n = math.prod(shape)
-        k.launch((n + sizes.THREADS - 1) // sizes.THREADS, sizes.THREADS, *args)
+    _elementwise(where, "zip", args, math.prod(shape))
 
 
 def reduce_(op: int, identity, out: "Tensor", a: "Tensor", dim: int) -> None:
