@@ -18,6 +18,7 @@ import numpy as np
 from . import strides as S
 from .device import Device, DeviceLike
 from .strides import Shape, Storage, Strides
+from .tensor_autograd import AutogradMixin, autograd_active
 
 #: dtypes a Tensor can hold (numpy dtypes; torch names in ``_TORCH_NAMES``).
 float32, float64, int64, int32, bool_ = (np.dtype(n) for n in ("float32", "float64", "int64", "int32", "bool"))
@@ -72,7 +73,7 @@ class UntypedStorage:
         return self._array.nbytes
 
 
-class Tensor:
+class Tensor(AutogradMixin):
     """A strided view of a flat storage.
 
     Args:
@@ -105,6 +106,7 @@ class Tensor:
                 f"setStorage: sizes {list(shape)}, strides {list(strides)}, storage offset {offset}"
                 f" need a storage of {needed} elements, but it has {storage.size}")
         self._storage, self._shape, self._strides, self._offset = storage, shape, strides, int(offset)
+        self._init_autograd()
 
     # ----------------------------------------------------------------- header
     @property
@@ -159,14 +161,18 @@ class Tensor:
         return S.is_contiguous(self._shape, self._strides)
 
     def _with(self, shape: Sequence[int], strides: Sequence[int], offset: int | None = None) -> "Tensor":
-        """A new header over the same storage."""
-        return Tensor(self._storage, shape, strides, self._offset if offset is None else offset)
+        """A new header over the same storage (and the same version counter)."""
+        out = Tensor(self._storage, shape, strides, self._offset if offset is None else offset)
+        out._vc = self._vc
+        return out
 
     # ------------------------------------------------------------------ views
     def as_strided(self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> "Tensor":
         return self._with(size, stride, storage_offset)
 
     def view(self, *shape) -> "Tensor":
+        if autograd_active((self,)):
+            return _F().view(self, _sizes(shape))
         new_shape = S.infer_size(_sizes(shape), self.numel())
         new_strides = S.view_strides(self._shape, self._strides, new_shape)
         if new_strides is None:
@@ -177,6 +183,8 @@ class Tensor:
 
     def reshape(self, *shape) -> "Tensor":
         """A view when the strides allow one, else a contiguous copy (like torch)."""
+        if autograd_active((self,)):
+            return _F().reshape(self, _sizes(shape))
         new_shape = S.infer_size(_sizes(shape), self.numel())
         new_strides = S.view_strides(self._shape, self._strides, new_shape)
         if new_strides is None:
@@ -185,6 +193,8 @@ class Tensor:
 
     def permute(self, *dims) -> "Tensor":
         dims = _sizes(dims)
+        if autograd_active((self,)):
+            return _F().permute(self, dims)
         if len(dims) != self.ndim:
             raise RuntimeError(f"permute(): number of dims don't match: the tensor has {self.ndim}"
                                f" dimensions but {len(dims)} were given")
@@ -209,6 +219,8 @@ class Tensor:
 
     def expand(self, *sizes) -> "Tensor":
         new_shape = _sizes(sizes)
+        if autograd_active((self,)):
+            return _F().expand(self, new_shape)
         new_strides = S.expand_strides(self._shape, self._strides, new_shape)
         shape = tuple(self._shape[d - len(new_shape) + self.ndim] if n == -1 else n
                       for d, n in enumerate(new_shape))
@@ -216,6 +228,8 @@ class Tensor:
 
     def contiguous(self) -> "Tensor":
         """``self`` if already contiguous, else a row-major copy (exercise 1.7)."""
+        if autograd_active((self,)):
+            return self if self.is_contiguous() else _F().clone(self)
         if self.is_cuda:  # on the GPU the copy is the map kernel's job (exercise 2.6)
             from . import ops
 
@@ -229,6 +243,10 @@ class Tensor:
     def __getitem__(self, key: Any) -> "Tensor":
         """Ints and slices with positive steps, like ``t[1]``, ``t[:, ::2]``, ``t[1:, 0]``."""
         key = key if isinstance(key, tuple) else (key,)
+        if autograd_active((self,)) and all(isinstance(k, (int, np.integer, slice)) for k in key):
+            if len(key) > self.ndim:
+                raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+            return _F().index(self, key)
         if len(key) > self.ndim:
             raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
         starts, shape, strides = [], [], []
@@ -255,8 +273,23 @@ class Tensor:
         return self._with(shape, strides, offset)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        target = self[key]
-        target._numpy_view()[...] = value.to_numpy() if isinstance(value, Tensor) else value
+        """``t[1:, 0] = value``, and ``t[mask] = value`` with a boolean mask tensor."""
+        from .graph import is_grad_enabled
+
+        if is_grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
+            raise RuntimeError("minikernel does not record assignments into tensors that take part in autograd: "
+                               "build the new values out of place (e.g. with minikernel.functions.where), or "
+                               "assign under minikernel.no_grad()")
+        values = value.to_numpy() if isinstance(value, Tensor) else value
+        if isinstance(key, Tensor):
+            if key.dtype != bool_:
+                raise TypeError("minikernel tensors index with ints, slices or a boolean mask tensor")
+            self._numpy_view()[key._numpy_view()] = values
+        elif autograd_active((self,)):
+            self._numpy_view()[key] = values
+        else:
+            self[key]._numpy_view()[...] = values  # the header comes from your chapter 01 code
+        self._bump_version()
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -356,43 +389,45 @@ class Tensor:
 
     def __repr__(self) -> str:
         if not self.is_cuda:
-            return repr(self.to_torch())
+            return self._autograd_repr(repr(self.to_torch()))
         text = repr(self.cpu().to_torch())  # torch writes the device before the dtype
         at = text.find(", dtype=") if ", dtype=" in text else len(text) - 1
         return f"{text[:at]}, device='cuda:0'{text[at:]}"
 
     # ------------------------------------------------- operators (chapter 02)
     # Each one is a call into minikernel.ops: device dispatch, dtype dispatch,
-    # checks, output allocation, then your kernel.
+    # checks, output allocation, then your kernel. When autograd is involved (an
+    # operand requires grad, or a backward pass is running) the same call goes to
+    # minikernel.functions instead, which records the graph (chapter 03).
     def __add__(self, other):
-        return _ops().add(self, other)
+        return _route("add", self, other)
 
     def __radd__(self, other):
-        return _ops().add(other, self)
+        return _route("add", other, self)
 
     def __sub__(self, other):
-        return _ops().sub(self, other)
+        return _route("sub", self, other)
 
     def __rsub__(self, other):
-        return _ops().sub(other, self)
+        return _route("sub", other, self)
 
     def __mul__(self, other):
-        return _ops().mul(self, other)
+        return _route("mul", self, other)
 
     def __rmul__(self, other):
-        return _ops().mul(other, self)
+        return _route("mul", other, self)
 
     def __truediv__(self, other):
-        return _ops().div(self, other)
+        return _route("div", self, other)
 
     def __rtruediv__(self, other):
-        return _ops().div(other, self)
+        return _route("div", other, self)
 
     def __neg__(self):
-        return _ops().neg(self)
+        return _route("neg", self)
 
     def __matmul__(self, other):
-        return _ops().matmul(self, other)
+        return _route("matmul", self, other)
 
     def __iadd__(self, other):
         return self.add_(other)
@@ -407,73 +442,133 @@ class Tensor:
         return self.div_(other)
 
     def add(self, other) -> "Tensor":
-        return _ops().add(self, other)
+        return _route("add", self, other)
 
     def sub(self, other) -> "Tensor":
-        return _ops().sub(self, other)
+        return _route("sub", self, other)
 
     def mul(self, other) -> "Tensor":
-        return _ops().mul(self, other)
+        return _route("mul", self, other)
 
     def div(self, other) -> "Tensor":
-        return _ops().div(self, other)
+        return _route("div", self, other)
 
     def add_(self, other) -> "Tensor":
-        return _ops().binary("add", self, other, out=self, inplace=True)
+        return _inplace("add", self, other)
 
     def sub_(self, other) -> "Tensor":
-        return _ops().binary("sub", self, other, out=self, inplace=True)
+        return _inplace("sub", self, other)
 
     def mul_(self, other) -> "Tensor":
-        return _ops().binary("mul", self, other, out=self, inplace=True)
+        return _inplace("mul", self, other)
 
     def div_(self, other) -> "Tensor":
-        return _ops().binary("div", self, other, out=self, inplace=True)
+        return _inplace("div", self, other)
 
     def neg(self) -> "Tensor":
-        return _ops().neg(self)
+        return _route("neg", self)
 
     def exp(self) -> "Tensor":
-        return _ops().exp(self)
+        return _route("exp", self)
 
     def log(self) -> "Tensor":
-        return _ops().log(self)
+        return _route("log", self)
 
     def relu(self) -> "Tensor":
-        return _ops().relu(self)
+        return _route("relu", self)
 
     def sigmoid(self) -> "Tensor":
-        return _ops().sigmoid(self)
+        return _route("sigmoid", self)
 
     def neg_(self) -> "Tensor":
-        return _ops().unary("neg", self, out=self, inplace=True)
+        return _inplace("neg", self)
 
     def exp_(self) -> "Tensor":
-        return _ops().unary("exp", self, out=self, inplace=True)
+        return _inplace("exp", self)
 
     def log_(self) -> "Tensor":
-        return _ops().unary("log", self, out=self, inplace=True)
+        return _inplace("log", self)
 
     def relu_(self) -> "Tensor":
-        return _ops().unary("relu", self, out=self, inplace=True)
+        return _inplace("relu", self)
 
     def sigmoid_(self) -> "Tensor":
-        return _ops().unary("sigmoid", self, out=self, inplace=True)
+        return _inplace("sigmoid", self)
 
-    def sum(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
-        return _ops().sum(self, dim, keepdim)
+    def sum(self, dim=None, keepdim: bool = False) -> "Tensor":
+        return _route("sum", self, dim, keepdim)
 
-    def mean(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
-        return _ops().mean(self, dim, keepdim)
+    def mean(self, dim=None, keepdim: bool = False) -> "Tensor":
+        return _route("mean", self, dim, keepdim)
 
     def amax(self, dim=(), keepdim: bool = False) -> "Tensor":
         return _ops().amax(self, dim, keepdim)
 
     def max(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
-        return _ops().max(self, dim, keepdim)
+        return _route("max", self, dim, keepdim)
 
     def matmul(self, other) -> "Tensor":
-        return _ops().matmul(self, other)
+        return _route("matmul", self, other)
+
+    # ------------------------- autograd-layer only (no chapter 02 kernel)
+    def __pow__(self, exponent):
+        return _F().pow(self, exponent)
+
+    def __rpow__(self, base):
+        return _F().pow(base, self)
+
+    def pow(self, exponent) -> "Tensor":
+        return _F().pow(self, exponent)
+
+    def tanh(self) -> "Tensor":
+        return _F().tanh(self)
+
+    def tanh_(self) -> "Tensor":
+        return _F().inplace("tanh", self)
+
+    def __gt__(self, other):
+        return _F().gt(self, other)
+
+    def __lt__(self, other):
+        return _F().lt(self, other)
+
+    def __ge__(self, other):
+        return _F().ge(self, other)
+
+    def __le__(self, other):
+        return _F().le(self, other)
+
+    def eq(self, other) -> "Tensor":
+        return _F().eq(self, other)
+
+    def unsqueeze(self, dim: int) -> "Tensor":
+        dim = _wrap_dim(dim, self.ndim + 1)
+        return self.reshape(*self._shape[:dim], 1, *self._shape[dim:])
+
+
+def _route(name: str, *args):
+    """minikernel.functions (autograd layer) when autograd is involved, else minikernel.ops."""
+    return getattr(_F() if autograd_active(args) else _ops(), name)(*args)
+
+
+def _inplace(name: str, self: Tensor, other=None) -> Tensor:
+    """In-place ops: the autograd layer when involved, else ops' ``out=self`` variant; both bump the version."""
+    args = (self,) if other is None else (self, other)
+    if autograd_active(args):
+        return _F().inplace(name, self, other)
+    if other is None:
+        _ops().unary(name, self, out=self, inplace=True)
+    else:
+        _ops().binary(name, self, other, out=self, inplace=True)
+    self._bump_version()
+    return self
+
+
+def _F():
+    """minikernel.functions, imported on first use."""
+    from . import functions
+
+    return functions
 
 
 def _ops():
@@ -483,15 +578,22 @@ def _ops():
     return ops
 
 
-def tensor(data: Any, dtype: Any = None) -> Tensor:
+def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A new contiguous Tensor holding a copy of ``data`` (nested lists, scalars, arrays).
 
     Like ``torch.tensor``: Python floats become float32, ints int64, unless
     ``dtype`` says otherwise (a numpy dtype or a name such as ``"float64"``).
+    ``requires_grad=True`` makes it a leaf of the autograd graph (chapter 03).
     """
+    from .kernels.layout import contiguous_strides
+
     array = np.array(data, dtype=dtype)
     if dtype is None and not isinstance(data, np.ndarray) and array.dtype == np.float64:
         array = array.astype(np.float32)
     if array.dtype not in _TORCH_NAMES:
         raise TypeError(f"unsupported dtype {array.dtype}; use one of {', '.join(_TORCH_NAMES.values())}")
-    return Tensor(array.reshape(-1), array.shape, S.contiguous_strides(array.shape), 0)
+    if requires_grad and array.dtype.kind != "f":
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    out = Tensor(array.reshape(-1), array.shape, contiguous_strides(array.shape), 0)
+    out._requires_grad = bool(requires_grad)
+    return out

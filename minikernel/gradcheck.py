@@ -1,0 +1,58 @@
+"""Exercise 3.9: check a backward formula against finite differences.
+
+For a function ``f`` of tensors, the *numerical* Jacobian column for input
+element ``j`` is the central difference
+
+    J[:, j] ≈ (f(x + eps·e_j) - f(x - eps·e_j)) / (2·eps)
+
+and the *analytical* Jacobian row for output element ``i`` is the gradient that
+backward produces for a ``grad_output`` that is 1 at ``i`` and 0 elsewhere
+(``autograd.grad``). ``gradcheck`` compares the two. Use float64: in float32
+the differences' rounding error is larger than the tolerance, so even a correct
+backward fails.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .exercise import exercise
+from .tensor import Tensor
+
+
+class GradcheckError(RuntimeError):
+    """Raised by ``gradcheck`` when the Jacobians differ (``torch.autograd.gradcheck.GradcheckError``)."""
+
+
+@exercise("3.9")
+def numerical_jacobian(fn: Callable, inputs: Sequence[Tensor], eps: float = 1e-6) -> list[np.ndarray]:
+    """One numpy array per input that requires grad, of shape (input.numel(), output.numel()):
+    row ``j`` is the central difference of the (flattened) output for input element ``j``.
+
+    Perturb the input in place through a numpy view of its memory
+    (``input._numpy_view()``), call ``fn(*inputs)`` under ``no_grad()``, and put the
+    element back afterwards. ``fn`` returns one Tensor.
+
+    Matches: ``torch.autograd.gradcheck``'s ``_get_numerical_jacobian`` (transposed the same way).
+    """
+    # TODO(3.9): ≈12 lines
+    raise NotImplementedError("exercise 3.9 (numerical_jacobian) is not implemented yet")
+
+
+@exercise("3.9")
+def gradcheck(func: Callable, inputs: Sequence[Tensor] | Tensor, *, eps: float = 1e-6, atol: float = 1e-5,
+              rtol: float = 1e-3, raise_exception: bool = True) -> bool:
+    """True if backward's Jacobian matches ``numerical_jacobian`` for every input that requires grad.
+
+    Analytical Jacobian: for each output element ``i``, ``autograd.grad(out, wrt, e_i,
+    retain_graph=True, allow_unused=True)`` gives row ``i`` (a None gradient is a row of
+    zeros). Compare with ``np.allclose(analytical, numerical, rtol, atol)``. On a mismatch
+    raise ``GradcheckError`` naming the output and input (``"Jacobian mismatch for output 0
+    with respect to input 0,"`` then both matrices) when ``raise_exception``, else return False.
+
+    Matches: ``torch.autograd.gradcheck(func, inputs, eps=, atol=, rtol=, raise_exception=)``
+    — the same verdict on the same function.
+    """
+    # TODO(3.9): ≈18 lines
+    raise NotImplementedError("exercise 3.9 (gradcheck) is not implemented yet")

@@ -1,0 +1,90 @@
+"""How the autograd layer computes values: numpy on the tensors' own memory.
+
+PyTorch's autograd wraps the same kernels every other call uses. minikernel's
+autograd layer (chapter 03 onwards) computes its values with numpy instead, so
+that the graph, the engine and everything built on them (Module, optimizers,
+LayerNorm, ...) work whether or not your chapter 02 kernels are finished. A
+tensor that takes no part in autograd still runs your kernels.
+
+These helpers turn numpy results into Tensors (a fresh contiguous storage, or a
+header over an existing storage for views) and reproduce PyTorch's dtype
+promotion and broadcasting errors.
+"""
+from __future__ import annotations
+
+from numbers import Number
+from typing import Sequence, Union
+
+import numpy as np
+
+from .kernels.layout import contiguous_strides
+from .tensor import _TORCH_NAMES, Tensor, float32
+
+Operand = Union[Tensor, int, float]
+
+
+def array(t: Tensor) -> np.ndarray:
+    """A numpy array over ``t``'s memory (no copy)."""
+    if t.is_cuda:
+        raise RuntimeError("minikernel's autograd runs on the CPU: move the tensor with .cpu() first")
+    return t._numpy_view()
+
+
+def wrap(values: np.ndarray, dtype: np.dtype | None = None) -> Tensor:
+    """A new contiguous Tensor holding ``values`` (cast to ``dtype`` if given)."""
+    values = np.asarray(values)
+    if dtype is not None and values.dtype != dtype:
+        values = values.astype(dtype)
+    if values.dtype not in _TORCH_NAMES:
+        raise TypeError(f"unsupported dtype {values.dtype}")
+    flat = np.array(values, order="C", copy=True).reshape(-1)
+    return Tensor(flat, values.shape, contiguous_strides(values.shape), 0)
+
+
+def view_of(base: Tensor, values: np.ndarray) -> Tensor:
+    """A Tensor header over ``base``'s storage for a numpy view of it (shares memory and version)."""
+    storage = base._storage
+    item = storage.itemsize
+    if values.size == 0:
+        out = Tensor(storage, values.shape, contiguous_strides(values.shape), 0)
+    else:
+        start = values.__array_interface__["data"][0] - storage.__array_interface__["data"][0]
+        out = Tensor(storage, values.shape, tuple(s // item for s in values.strides), start // item)
+    out._vc = base._vc
+    return out
+
+
+def result_dtype(*operands: Operand) -> np.dtype:
+    """PyTorch's type promotion (``torch.result_type``), as minikernel.ops computes it."""
+    from .ops import result_type
+
+    return result_type(*operands)
+
+
+def operand(x: Operand, dtype: np.dtype) -> Tensor:
+    """A Tensor for ``x``; a Python number becomes a 0-d tensor of ``dtype``
+    (PyTorch "wraps" scalars the same way; such a tensor never requires grad)."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, bool) or not isinstance(x, Number):
+        raise TypeError(f"expected a minikernel Tensor or a Python number, got {type(x).__name__}")
+    return wrap(np.asarray(x), dtype)
+
+
+def broadcast_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    """Broadcast two shapes, with PyTorch's error when they do not fit."""
+    out = []
+    for i in range(1, max(len(a), len(b)) + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x != y and 1 not in (x, y):
+            dim = max(len(a), len(b)) - i
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
+                               f"at non-singleton dimension {dim}")
+        out.append(y if x == 1 else x)
+    return tuple(reversed(out))
+
+
+def default_float(dtype: np.dtype) -> np.dtype:
+    """Integer inputs of exp/log/division give float32, like torch."""
+    return dtype if dtype.kind == "f" else float32

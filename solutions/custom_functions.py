@@ -1,0 +1,15 @@
+"""Reference bodies for minikernel/custom_functions.py (exercise 3.8)."""
+from __future__ import annotations
+
+from minikernel import functions as F
+from minikernel.tensor import Tensor
+
+
+def my_relu_forward(ctx, input: Tensor) -> Tensor:
+    ctx.save_for_backward(input)
+    return F.where(F.gt(input, 0), input, 0.0)
+
+
+def my_relu_backward(ctx, grad_output: Tensor) -> Tensor:
+    (input,) = ctx.saved_tensors
+    return F.mul(grad_output, F.gt(input, 0))
