@@ -246,9 +246,10 @@ def grad(outputs: Tensors, inputs: Tensors, grad_outputs: Optional[Tensors] = No
        Tensors does not require grad")``.
     4. ``run_backward`` with the outputs' edges as roots and the inputs' edges
        (``gradient_edge``) as ``inputs``.
-    5. An input that received no gradient: ``RuntimeError("One of the differentiated
-       Tensors appears to not have been used in the graph. Set allow_unused=True if
-       this is the desired behavior.")`` unless ``allow_unused`` (then None).
+    5. The first input ``i`` that received no gradient: ``RuntimeError(f"The differentiated
+       Tensor at index {i} appears to not have been used in the graph. Set
+       allow_unused=True if this is the desired behavior.")`` unless ``allow_unused``
+       (then its gradient is None).
 
     Matches: ``torch.autograd.grad`` (same arguments and defaults).
     """

@@ -66,7 +66,8 @@ def div_backward(grad: Tensor, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
 def pow_backward(grad: Tensor, base: Tensor, exponent: Union[Tensor, Number], result: Tensor) -> tuple[Tensor, Grad]:
     """``out = base ** exponent``.
 
-    * ``d/dbase = grad * exponent * base ** (exponent - 1)``
+    * ``d/dbase = grad * exponent * base ** (exponent - 1)``, and 0 where
+      ``exponent == 0`` (PyTorch's choice: ``0 * 0 ** -1`` would be nan);
     * ``d/dexponent = grad * out * log(base)`` — only when ``exponent`` is a Tensor
       (return ``None`` for it otherwise). PyTorch sets this to 0 where ``base == 0``
       and ``exponent >= 0`` (the limit), instead of ``0 * -inf = nan``:

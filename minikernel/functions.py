@@ -357,6 +357,14 @@ class Permute(Function):
         return permute(grad, ctx.inverse), None
 
 
+class Transpose(Permute):
+    _torch_name = "TransposeBackward0"
+
+
+class T(Permute):
+    _torch_name = "TBackward0"
+
+
 class Expand(Function):
     _torch_name = "ExpandBackward0"
 
@@ -504,7 +512,13 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     if x.ndim:
         d0, d1 = _wrap_dim(dim0, x.ndim), _wrap_dim(dim1, x.ndim)
         order[d0], order[d1] = order[d1], order[d0]
-    return permute(x, order)
+    return Transpose.apply(x, tuple(order))
+
+
+def t(x: Tensor) -> Tensor:
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return T.apply(x, tuple(reversed(range(x.ndim))))
 
 
 def expand(x: Tensor, shape: Sequence[int]) -> Tensor:

@@ -205,6 +205,8 @@ class Tensor(AutogradMixin):
         return self._with(shape, strides)
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
+        if autograd_active((self,)):
+            return _F().transpose(self, dim0, dim1)
         if self.ndim == 0:
             return self
         dim0, dim1 = _wrap_dim(dim0, self.ndim), _wrap_dim(dim1, self.ndim)
@@ -213,6 +215,8 @@ class Tensor(AutogradMixin):
         return self.permute(order)
 
     def t(self) -> "Tensor":
+        if autograd_active((self,)):
+            return _F().t(self)
         if self.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
         return self.transpose(0, 1) if self.ndim == 2 else self

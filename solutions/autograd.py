@@ -93,6 +93,7 @@ def grad(outputs: Tensors, inputs: Tensors, grad_outputs: Optional[Tensors] = No
     result = A.run_backward([gradient_edge(o) for o in outputs], roots_grads, retain_graph, create_graph,
                             inputs=[gradient_edge(t) for t in inputs])
     if not allow_unused and any(g is None for g in result):
-        raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                           "Set allow_unused=True if this is the desired behavior.")
+        unused = next(i for i, g in enumerate(result) if g is None)
+        raise RuntimeError(f"The differentiated Tensor at index {unused} appears to not have been used in the "
+                           "graph. Set allow_unused=True if this is the desired behavior.")
     return tuple(result)

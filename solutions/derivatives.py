@@ -35,10 +35,12 @@ def div_backward(grad: Tensor, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def pow_backward(grad: Tensor, base: Tensor, exponent: Union[Tensor, Number], result: Tensor) -> tuple[Tensor, Grad]:
-    lowered = F.sub(exponent, 1) if isinstance(exponent, Tensor) else exponent - 1
-    grad_base = F.mul(grad, F.mul(exponent, F.pow(base, lowered)))
     if not isinstance(exponent, Tensor):
+        if exponent == 0:  # d/dbase of base ** 0 is 0 everywhere (not 0 * base ** -1)
+            return F.zeros_like(base), None
+        grad_base = F.mul(grad, F.mul(exponent, F.pow(base, exponent - 1)))
         return D.sum_to_shape(grad_base, base.shape), None
+    grad_base = F.where(F.eq(exponent, 0), 0.0, F.mul(grad, F.mul(exponent, F.pow(base, F.sub(exponent, 1)))))
     limit = F.mul(F.eq(base, 0), F.ge(exponent, 0))  # base == 0 and exponent >= 0: the derivative is 0
     grad_exp = F.where(limit, 0.0, F.mul(grad, F.mul(result, F.log(base))))
     return D.sum_to_shape(grad_base, base.shape), D.sum_to_shape(grad_exp, exponent.shape)

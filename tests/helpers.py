@@ -117,3 +117,37 @@ def strided_tensors(draw, max_dims: int = MAX_DIMS, max_side: int = MAX_SIDE, dt
             except RuntimeError:
                 pass  # torch refuses this view (it spans two chunks); keep t
     return t
+
+
+# ------------------------------------------------------------------- autograd
+def leaves_pair(*values: torch.Tensor) -> tuple[list[torch.Tensor], list[Tensor]]:
+    """The same leaves twice, float64 copies that require grad: torch's and minikernel's."""
+    theirs = [v.detach().clone().double().requires_grad_() for v in values]
+    mine = [Tensor.from_torch(v.detach().clone()).requires_grad_() for v in theirs]
+    return theirs, mine
+
+
+def assert_backward_same_as_torch(fn: Callable, *values: torch.Tensor, grad: torch.Tensor | None = None,
+                                  rtol: float = 1e-7, atol: float = 1e-9) -> None:
+    """Run ``fn`` forward and backward on torch leaves and on minikernel leaves made
+    from ``values``; the outputs and every leaf's ``.grad`` must agree (float64).
+
+    ``fn`` receives the leaves and may use operators, Tensor methods, or
+    ``minikernel.functions`` / ``torch`` functions picked by the leaves' type.
+    ``grad`` is the gradient of the output (default: ones).
+    """
+    theirs, mine = leaves_pair(*values)
+    expected, got = fn(*theirs), fn(*mine)
+    assert isinstance(got, Tensor), f"expected a minikernel Tensor, got {type(got).__name__}"
+    assert got.shape == tuple(expected.shape), f"output shape {got.shape} != torch's {tuple(expected.shape)}"
+    torch.testing.assert_close(got.to_torch(), expected.detach(), rtol=rtol, atol=atol, equal_nan=True)
+    g = torch.ones_like(expected) if grad is None else grad.double()
+    expected.backward(g)
+    got.backward(Tensor.from_torch(g.clone()))
+    for i, (t, m) in enumerate(zip(theirs, mine)):
+        if t.grad is None:
+            assert m.grad is None, f"leaf {i}: torch left .grad None, minikernel has {m.grad}"
+            continue
+        assert m.grad is not None, f"leaf {i}: torch computed a gradient, minikernel's .grad is None"
+        torch.testing.assert_close(m.grad.to_torch(), t.grad, rtol=rtol, atol=atol, equal_nan=True,
+                                   msg=lambda msg, i=i: f"leaf {i} gradient differs from torch's: {msg}")
