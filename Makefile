@@ -6,12 +6,16 @@ ARGS ?=
 .DEFAULT_GOAL := lab
 # The test layers run in order even under `make -j`.
 .NOTPARALLEL:
-.PHONY: lab setup test test-solutions test-student test-notebooks test-browser \
+.PHONY: lab setup dashboard test test-solutions test-student test-notebooks test-browser \
         grade bench notebooks clean
 
-## lab: set up (first time only) and start JupyterLab on chapters/
+## lab: set up (first time only) and start JupyterLab on chapters/ (and visdom beside it)
 lab: setup
 	$(PY) -m minikernel lab $(ARGS)
+
+## dashboard: start the visdom server of the live dashboards on 127.0.0.1:8097
+dashboard: setup
+	$(PY) -m minikernel dashboard $(ARGS)
 
 ## setup: create .venv with the pinned packages (instant when up to date)
 setup:
@@ -36,7 +40,7 @@ test-notebooks:
 	    --nbval-sanitize-with chapters/sanitize.cfg chapters/*.ipynb -p no:randomly
 
 test-browser:
-	@echo "==> [4/4] browser tests: JupyterLab in headless Chromium"
+	@echo "==> [4/4] browser tests: JupyterLab and visdom in headless Chromium"
 	MINIKERNEL_SOLUTIONS=all $(PY) -m pytest tests -m browser
 
 ## grade: grade your exercises, e.g. make grade ARGS="1.2 --json"

@@ -1,4 +1,4 @@
-"""``python -m minikernel <command>``: grade, bench, lab, notebooks."""
+"""``python -m minikernel <command>``: grade, bench, lab, dashboard, notebooks."""
 from __future__ import annotations
 
 import sys
@@ -10,6 +10,9 @@ commands:
   bench [--json] [--quick] [-k TEXT] [--allreduce]
                                time the kernels (or the allreduces) against PyTorch
   lab [jupyter args]           start JupyterLab on 127.0.0.1 serving chapters/
+                               (and the visdom dashboard server beside it)
+  dashboard [--port N]         start the visdom server for the live dashboards
+                               on 127.0.0.1:8097
   notebooks [NN ...]           re-execute chapters/*.py into .ipynb (references on)
 """
 
@@ -26,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
         from .bench import main as run
     elif command == "lab":
         from .lab import main as run
+    elif command == "dashboard":
+        from .dashboard_server import main as run
     elif command == "notebooks":
         from .notebooks import main as run
     else:

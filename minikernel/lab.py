@@ -5,6 +5,13 @@ jupyterlab``), serves ``chapters/``, listens on 127.0.0.1 only, keeps token
 authentication on, and prints the URL to open, token included. Ctrl-C stops it
 cleanly (running kernels are shut down).
 
+Beside it runs the visdom server of the live dashboards
+(``minikernel/dashboard_server.py``) on 127.0.0.1:8097, stopped on exit too. A
+visdom server already answering there is reused (and left running); if the port
+is taken by something else the next free one is used, and the kernels learn it
+from ``MINIKERNEL_VISDOM_URL``. ``--no-dashboard`` leaves visdom out (the
+dashboards then draw inline).
+
 Any argument this command does not know is passed on to ``jupyter lab``
 unchanged, for example ``--ServerApp.base_url=/course/`` or a notebook to open.
 
@@ -24,6 +31,11 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+try:
+    from . import dashboard_server
+except ImportError:  # run as a plain script: python minikernel/lab.py
+    import dashboard_server  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
@@ -132,6 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help=f"port to listen on (default: {DEFAULT_PORT}, or the next free one)",
     )
+    parser.add_argument(
+        "--no-dashboard",
+        action="store_true",
+        help="do not start the visdom server for the live dashboards beside JupyterLab",
+    )
     return parser
 
 
@@ -174,6 +191,16 @@ def main(argv: list[str] | None = None) -> int:
     else:
         token = user_token
     env = dict(os.environ, JUPYTER_TOKEN=token) if token else dict(os.environ)
+    dashboard = None  # the visdom server this launcher started (None: none, or not ours)
+    if args.no_dashboard:
+        pass
+    elif env.get(dashboard_server.URL_VARIABLE):
+        say(f"dashboards: using {dashboard_server.URL_VARIABLE}={env[dashboard_server.URL_VARIABLE]}")
+    else:
+        visdom_url, dashboard, message = dashboard_server.start_beside_lab(preexec_fn=_child_setup())
+        say(f"dashboards: {message}")
+        if visdom_url:
+            env[dashboard_server.URL_VARIABLE] = visdom_url  # the kernels' Dashboard reads it
 
     cmd = [
         sys.executable,
@@ -204,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     except OSError as err:
         say(f"could not start JupyterLab ({err}); is it installed? Try: make setup")
+        if dashboard is not None:
+            dashboard_server.stop_server(dashboard)
         return 1
 
     signals_seen = 0
@@ -274,6 +303,9 @@ def main(argv: list[str] | None = None) -> int:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if dashboard is not None:
+            dashboard_server.stop_server(dashboard)
+            say("stopped the visdom dashboard server")
 
     if signals_seen:
         say("stopped" if not killed else "killed")
