@@ -1,0 +1,114 @@
+"""The live dashboard in visdom's page, in headless Chromium.
+
+A real visdom server (``python -m minikernel dashboard`` on a free port, serving
+the front-end files the set-up installed offline) receives a short training run
+of a small MLP on 2-D spirals while its page is open: the windows must appear
+and grow in the page as the steps arrive (visdom pushes them over its
+websocket), each with plotly traces that hold the logged points and draw a
+line. A screenshot of the page goes to ``tests/browser/artifacts/``.
+
+Run with ``MINIKERNEL_SOLUTIONS=all python -m pytest tests/browser -m browser``.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from minikernel import dashboard_server
+from tests.test_dashboard import free_port, start_server
+from widgets.dashboard import Dashboard
+
+from .conftest import ARTIFACTS, require_chromium
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+
+ENV = "ch04_browser"
+STEPS = 25
+WINDOWS = {"loss": 1, "lr": 1, "activation mean per layer": 3, "activation std per layer": 3,
+           "activation histograms (step 24)": 3, "gradient norm per parameter": 4}
+
+#: Per plotly graph in the page: its title, each trace's name and number of
+#: points, and the length of the SVG path drawn for each line.
+PLOTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(el => ({
+    title: el.layout && el.layout.title ? el.layout.title.text : null,
+    traces: el.data.map(t => [t.name, t.x.length]),
+    paths: Array.from(el.querySelectorAll('.scatterlayer .trace path.js-line'))
+                .map(p => (p.getAttribute('d') || '').length)}))"""
+
+
+def spirals(per_class: int = 100, classes: int = 3) -> tuple[torch.Tensor, torch.Tensor]:
+    """Points on ``classes`` interleaved spiral arms in 2-D, labelled by arm."""
+    g = torch.Generator().manual_seed(0)
+    radius = torch.linspace(0.05, 1.0, per_class).repeat(classes)
+    arm = torch.arange(classes).repeat_interleave(per_class)
+    angle = arm * (2 * math.pi / classes) + 4 * radius + 0.2 * torch.randn(per_class * classes, generator=g)
+    return torch.stack([radius * angle.cos(), radius * angle.sin()], dim=1), arm
+
+
+@pytest.fixture(scope="module")
+def visdom(tmp_path_factory):
+    base = tmp_path_factory.mktemp("visdom")
+    port = free_port()
+    process = start_server(port, base / "envs", base / "visdom.log")
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        dashboard_server.stop_server(process)
+
+
+def test_training_run_appears_live_in_the_visdom_page(visdom, browser):
+    require_chromium(browser)
+    ARTIFACTS.mkdir(exist_ok=True)
+    torch.manual_seed(0)
+    x, y = spirals()
+    model = torch.nn.Sequential(torch.nn.Linear(2, 32), torch.nn.ReLU(), torch.nn.Linear(32, 3))
+    opt = torch.optim.Adam(model.parameters(), lr=0.02)
+    dashboard = Dashboard(model, env=ENV, server=visdom, optimizer=opt)
+    assert dashboard.mode == "visdom"
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    try:
+        page.goto(dashboard.url, timeout=60_000)  # open before training: the data arrives live
+        page.wait_for_selector("text=" + ENV, timeout=60_000)
+        with dashboard:
+            for step in range(STEPS):
+                opt.zero_grad()
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+                loss.backward()
+                dashboard.log(step, loss=loss.item())
+                opt.step()
+
+        def plots():
+            found = {p["title"]: p for p in page.evaluate(PLOTS_JS)}
+            complete = (set(found) == set(WINDOWS)
+                        and all(n == STEPS for name in ("loss", "lr") for _t, n in found[name]["traces"]))
+            return found if complete else None
+
+        found = None
+        for _ in range(120):  # up to 30 s
+            found = plots()
+            if found:
+                break
+            page.wait_for_timeout(250)
+        assert found, f"the page shows {[p['title'] for p in page.evaluate(PLOTS_JS)]}, expected {sorted(WINDOWS)}"
+        page.screenshot(path=ARTIFACTS / "dashboard-visdom.png", full_page=True)
+
+        for title, traces in WINDOWS.items():
+            plot = found[title]
+            assert len(plot["traces"]) == traces, plot
+            assert all(n > 0 for _name, n in plot["traces"]), plot
+            assert len(plot["paths"]) == traces and all(length > 10 for length in plot["paths"]), plot
+        assert found["loss"]["traces"] == [["loss", STEPS]]
+        assert [name for name, _n in found["activation mean per layer"]["traces"]] == \
+            ["0 (Linear)", "1 (ReLU)", "2 (Linear)"]
+        assert all(n == 31 for _name, n in found["activation histograms (step 24)"]["traces"])  # 30 bins
+        losses = dashboard.history.scalars["loss"]["loss"].values
+        assert losses[-1] < losses[0]  # it did train
+    except Exception:
+        page.screenshot(path=ARTIFACTS / "dashboard-visdom-failure.png", full_page=True)
+        raise
+    finally:
+        context.close()
