@@ -95,3 +95,4 @@ def _gpu_rows() -> None:
 
 
 _gpu_rows()
+from . import bench_rows_norm  # noqa: E402,F401 - chapter 05

@@ -1,0 +1,82 @@
+"""Chapter 05's benchmark rows: LayerNorm forward, and forward + backward, against PyTorch.
+
+Both sides call the kernel-level operators (no autograd bookkeeping on either):
+``native_layer_norm`` then ``native_layer_norm_backward`` with the saved mean and
+rstd — minikernel's against ``torch.native_layer_norm`` and
+``torch.ops.aten.native_layer_norm_backward``, outputs allocated on both sides.
+The issue's targets on 4096x1024 float32: forward within 1.5x of torch's time,
+forward + backward within 2x.
+"""
+from __future__ import annotations
+
+import torch
+
+from .bench import row
+from .tensor import Tensor
+
+ROWS, N = 4096, 1024
+_MASK = [True, True, True]
+
+
+def _inputs(dtype=torch.float32):
+    g = torch.Generator().manual_seed(0)
+    x, dy = torch.randn(ROWS, N, generator=g, dtype=dtype), torch.randn(ROWS, N, generator=g, dtype=dtype)
+    w, b = torch.randn(N, generator=g, dtype=dtype), torch.randn(N, generator=g, dtype=dtype)
+    return x, w, b, dy
+
+
+def _torch_calls(x, w, b, dy):
+    def forward():
+        return torch.native_layer_norm(x, (N,), w, b, 1e-5)
+
+    def forward_backward():
+        _, mean, rstd = torch.native_layer_norm(x, (N,), w, b, 1e-5)
+        return torch.ops.aten.native_layer_norm_backward(dy, x, (N,), mean, rstd, w, b, _MASK)
+
+    return forward, forward_backward
+
+
+def _minikernel_calls(x, w, b, dy):
+    from .norm import native_layer_norm, native_layer_norm_backward
+
+    def forward():
+        return native_layer_norm(x, (N,), w, b, 1e-5)
+
+    def forward_backward():
+        _, mean, rstd = native_layer_norm(x, (N,), w, b, 1e-5)
+        return native_layer_norm_backward(dy, x, (N,), mean, rstd, w, b, _MASK)
+
+    return forward, forward_backward
+
+
+@row(f"ch05 layernorm forward {ROWS}x{N} float32 (target <= 1.5x)")
+def _forward():
+    inputs = _inputs()
+    return _minikernel_calls(*[Tensor.from_torch(t) for t in inputs])[0], _torch_calls(*inputs)[0]
+
+
+@row(f"ch05 layernorm forward+backward {ROWS}x{N} float32 (target <= 2.0x)")
+def _forward_backward():
+    inputs = _inputs()
+    return _minikernel_calls(*[Tensor.from_torch(t) for t in inputs])[1], _torch_calls(*inputs)[1]
+
+
+def _gpu_rows() -> None:
+    """Only with a real GPU: minikernel's GPU kernels (synchronized) against torch on the CPU."""
+    from . import device
+
+    if device.CUDA_BACKEND != "gpu":
+        return  # the simulator runs Python threads: its timings say nothing about GPUs
+
+    @row(f"ch05 cuda layernorm forward {ROWS}x{N} float32 (vs torch cpu)", sync=device.synchronize)
+    def _gpu_forward():
+        inputs = _inputs()
+        return _minikernel_calls(*[Tensor.from_torch(t).cuda() for t in inputs])[0], _torch_calls(*inputs)[0]
+
+    @row(f"ch05 cuda layernorm forward+backward {ROWS}x{N} float32 (vs torch cpu)", sync=device.synchronize)
+    def _gpu_forward_backward():
+        inputs = _inputs()
+        return _minikernel_calls(*[Tensor.from_torch(t).cuda() for t in inputs])[1], _torch_calls(*inputs)[1]
+
+
+_gpu_rows()
