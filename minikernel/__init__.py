@@ -13,6 +13,7 @@ from .grading import grade
 from .tensor import Tensor, bool_, float32, float64, int32, int64, tensor
 from . import kernels, ops  # noqa: E402  chapter 02
 from . import norm  # noqa: E402  chapter 05
+from . import clip_grad, optim  # noqa: E402  chapter 08
 
 exercise.check_selection()
 
