@@ -1,0 +1,545 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 03 — Autograd graphs: what `loss.backward()` walks
+#
+# Every operation on a tensor that requires grad does two things at once: it computes
+# its result *now* (the graph is built eagerly, as the code runs), and it records a
+# **node** that knows how to send a gradient back to its inputs. `loss.backward()`
+# then walks those nodes from the loss to the leaves, applying the chain rule at
+# each one. This chapter takes that machine apart in PyTorch, then has you rebuild
+# it: the order the nodes run in, the engine, the backward formulas of the common
+# operations, `autograd.grad`, a custom `Function` and `gradcheck`.
+#
+# **How each exercise goes.** PyTorch first, then your code on the same input, then
+# a check that prints both. Until you write a function, the cells that need it stop
+# with `NotImplementedError: exercise 3.3 (run_backward) is not implemented yet`.
+# Any `backward()` in minikernel needs the engine (3.1 and 3.3), so the minikernel
+# cells before section 3.3 only build graphs.
+#
+# **Values.** minikernel's autograd layer computes its values with numpy, not with
+# your chapter 02 kernels, so this chapter works whether or not chapter 02 is done.
+# (PyTorch's autograd calls the same kernels as everything else.)
+#
+# **Stuck?** References are in `solutions/autograd.py`, `solutions/derivatives.py`,
+# `solutions/custom_functions.py` and `solutions/gradcheck.py`; switch one on with
+# `MINIKERNEL_SOLUTIONS=3.3 make lab` (read once at import: restart the kernel after
+# changing it). **Grading:** the last cell, or `python -m minikernel grade '3.*'`.
+
+# %%
+import warnings
+
+import torch
+
+import minikernel as mk
+from minikernel import autograd as A
+from minikernel import derivatives as D
+from minikernel import functions as F
+from minikernel import gradcheck as G
+from minikernel.checking import agree
+from minikernel.custom_functions import MyReLU
+
+torch.manual_seed(0)
+print(torch.__version__)
+
+# %% [markdown]
+# ## 1. The graph is built as the code runs
+#
+# `Y_hat` is computed the moment its line runs, whatever comes after it. Each result
+# remembers the node that made it (`grad_fn`); each node lists where its gradients go
+# next (`next_functions`: one `(node, input number)` per input, `None` for an input
+# that needs no gradient). Leaves that require grad end in an `AccumulateGrad` node
+# (C++ name `torch::autograd::AccumulateGrad`), which adds into `leaf.grad`.
+
+# %%
+w = torch.tensor([[3.0, 1.0]], requires_grad=True)
+b = torch.tensor([[3.0]], requires_grad=True)
+X = torch.randn(10, 2)
+Y = torch.randn(10, 1)
+Y_hat = X @ w.t() + b          # computed now
+loss = torch.mean(torch.pow(Y_hat - Y, 2))
+print("loss:", loss.detach())
+node = loss.grad_fn
+while node is not None:
+    print(f"{node.name():<34} -> {[n.name() if n is not None else None for n, _ in node.next_functions]}")
+    node = node.next_functions[0][0]
+
+# %% [markdown]
+# ## 2. backward on a scalar and on a non-scalar
+#
+# For f(x) = a·x² + b·x + c at x = 0 with a = 1, b = −2, c = 1 the derivative is 2ax + b = −2.
+# A non-scalar `y` needs a `gradient` of its shape: `y.backward(gradient)` computes the
+# vector–Jacobian product gradientᵀ·∂y/∂x, the same as `(y * gradient).sum().backward()`.
+
+# %%
+a, b_, c = torch.tensor(1.0), torch.tensor(-2.0), torch.tensor(1.0)
+x = torch.tensor(0.0, requires_grad=True)
+(a * torch.pow(x, 2) + b_ * x + c).backward()
+print("scalar: dy/dx =", x.grad)
+
+x = torch.tensor([[0.0, 0.0], [1.0, 2.0]], requires_grad=True)
+y = a * torch.pow(x, 2) + b_ * x + c
+print("y =", y)
+y.backward(gradient=torch.ones(2, 2))
+print("with gradient=ones:\n", x.grad)
+x.grad = None
+(a * torch.pow(x, 2) + b_ * x + c).mul(torch.ones(2, 2)).sum().backward()
+print("via sum(y * gradient):\n", x.grad)
+
+# %% [markdown]
+# ## 3. Leaves, non-leaves, hooks and retain_grad
+#
+# `x = 3; y1 = x + 1; y2 = 2x; loss = (y1 − y2)²`. Only leaves keep their gradient:
+# x.grad = 2(y1 − y2)·(1 − 2) = 2·(4 − 6)·(−1) = 4, while `y1.grad`, `y2.grad` and
+# `loss.grad` stay None (PyTorch warns when you read them). To see a non-leaf's
+# gradient, register a hook (called with it during backward) or call `retain_grad()`.
+# The hooks fire in the order the engine runs the nodes: `y2`'s node was created
+# after `y1`'s, and among ready nodes the engine runs the newest first.
+
+# %%
+x = torch.tensor(3.0, requires_grad=True)
+y1 = x + 1
+y2 = 2 * x
+loss = (y1 - y2) ** 2
+y1.register_hook(lambda grad: print("y1 grad:", grad))
+y2.register_hook(lambda grad: print("y2 grad:", grad))
+loss.retain_grad()
+loss.backward()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    print("x.grad:", x.grad, "| y1.grad:", y1.grad, "| y2.grad:", y2.grad, "| loss.grad:", loss.grad)
+print("warnings about non-leaf .grad:", len(caught))
+print("is_leaf:", x.is_leaf, y1.is_leaf, y2.is_leaf, loss.is_leaf)
+
+# %% [markdown]
+# ## 4. The graph is freed after backward
+#
+# Backward frees what the nodes saved (here `PowBackward0` saved `y1 − y2`). A second
+# backward through the same graph raises, unless the first kept it with
+# `retain_graph=True`. Gradients *accumulate*: that is why training loops zero them.
+
+# %%
+x = torch.tensor(3.0, requires_grad=True)
+loss = ((x + 1) - 2 * x) ** 2
+loss.backward(retain_graph=True)
+loss.backward()
+print("after two backward calls x.grad =", x.grad, "(4 + 4)")
+try:
+    loss.backward()
+except RuntimeError as err:
+    print("RuntimeError:", str(err)[:95], "...")
+
+# %% [markdown]
+# ## 5. backward vs autograd.grad; higher derivatives
+#
+# Both run the same engine. `backward` accumulates into the leaves' `.grad`;
+# `torch.autograd.grad(outputs, inputs)` returns the gradients and leaves `.grad`
+# alone. With `create_graph=True` the backward computation is itself recorded, so a
+# gradient can be differentiated again: for y = a·x² + b·x + c, dy/dx = 2ax + b and
+# d²y/dx² = 2a. That is also how a **gradient penalty** (a loss on the gradient's
+# norm) is trained.
+
+# %%
+x = torch.tensor(0.0, requires_grad=True)
+y = a * torch.pow(x, 2) + b_ * x + c
+(dy_dx,) = torch.autograd.grad(y, x, create_graph=True)
+(d2y_dx2,) = torch.autograd.grad(dy_dx, x)
+print("dy/dx =", dy_dx.item(), " d2y/dx2 =", d2y_dx2.item(), " x.grad =", x.grad)
+
+w5 = torch.tensor([[0.5, -1.0], [2.0, 0.3]], requires_grad=True)
+inp5 = torch.tensor([[1.0, 2.0], [-0.5, 0.7]], requires_grad=True)
+out5 = ((inp5 @ w5).tanh() ** 2).sum()
+(g_inp5,) = torch.autograd.grad(out5, inp5, create_graph=True)
+penalty5 = g_inp5.pow(2).sum()
+(out5 + penalty5).backward()
+print("penalty:", round(penalty5.item(), 6), " w.grad:", w5.grad)
+
+# %% [markdown]
+# ## 6. A custom Function: the notes' MyReLU
+#
+# A `torch.autograd.Function` subclass supplies both halves: `forward` computes and
+# saves what backward needs (`ctx.save_for_backward`), `backward` maps the output's
+# gradient to the inputs'. With X = [[−1, −1], [1, 1]], w = [[3, 1]], b = [[3]] and
+# Y = [[2, 3]] the notes print w.grad = [[4.5, 4.5]] and b.grad = [[4.5]].
+
+# %%
+class TorchMyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return input.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (input,) = ctx.saved_tensors
+        grad_input = grad_output.clone()
+        grad_input[input < 0] = 0
+        return grad_input
+
+
+w = torch.tensor([[3.0, 1.0]], requires_grad=True)
+b = torch.tensor([[3.0]], requires_grad=True)
+X = torch.tensor([[-1.0, -1.0], [1.0, 1.0]])
+Y = torch.tensor([[2.0, 3.0]])
+Y_hat = TorchMyReLU.apply(X @ w.t() + b)
+torch.mean(torch.pow(Y_hat - Y, 2)).backward()
+print("w.grad:", w.grad, " b.grad:", b.grad, " node:", Y_hat.grad_fn.name())
+
+# %% [markdown]
+# ## 7. In-place operations, and when they are allowed
+#
+# Overwriting a tensor is fine when no node needs its old value: `relu` keeps its
+# *result* (dy/dx = (y > 0)), so `relu_` on a fresh intermediate works. `exp` also
+# keeps its result, so overwriting that result breaks backward: every tensor has a
+# **version counter**, bumped by each in-place write, and a node checks the versions
+# of what it saved. `detach()` shares memory (and the counter) with its source.
+
+# %%
+x = torch.tensor([-1.0, 2.0], requires_grad=True)
+h = x * 3
+h.relu_()                 # fine: ReluBackward0 needs only the output
+h.sum().backward()
+print("relu_ allowed, x.grad =", x.grad)
+z = x.exp()
+z.add_(1)                 # ExpBackward0 saved z, now at version 1
+try:
+    z.sum().backward()
+except RuntimeError as err:
+    print("RuntimeError:", str(err)[:120], "...")
+d = x.detach()
+print("detach shares memory:", d.data_ptr() == x.data_ptr(), "| requires_grad:", d.requires_grad)
+
+
+# %% [markdown]
+# `gradcheck` compares a Function's backward with finite differences (in float64:
+# in float32 rounding alone breaks the tolerance); `gradgradcheck` does the same for
+# the backward of backward. The notes' `Square`:
+
+# %%
+class TorchSquare(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * 2 * x
+
+
+xd = torch.rand(3, 3, requires_grad=True, dtype=torch.double)
+print("gradcheck:", torch.autograd.gradcheck(TorchSquare.apply, xd),
+      " gradgradcheck:", torch.autograd.gradgradcheck(TorchSquare.apply, xd))
+with warnings.catch_warnings(record=True) as caught:  # torch warns that the input is not float64
+    warnings.simplefilter("always")
+    verdict = torch.autograd.gradcheck(TorchSquare.apply, xd.detach().float().requires_grad_(), raise_exception=False)
+print("float32 gradcheck:", verdict, "| warning:", str(caught[0].message)[:62], "...")
+
+# %% [markdown]
+# ## 8. The same graph in minikernel
+#
+# minikernel records the same nodes with the same names (`minikernel/graph.py`,
+# `minikernel/functions.py`). Building a graph needs none of your code; running it
+# backward does.
+
+# %%
+mw = mk.tensor([[3.0, 1.0]], requires_grad=True)
+mb = mk.tensor([[3.0]], requires_grad=True)
+mX = mk.Tensor.from_torch(X.clone())
+m_loss = ((mX @ mw.t() + mb - mk.Tensor.from_torch(Y.clone())) ** 2).mean()
+print(m_loss)
+node = m_loss.grad_fn
+while node is not None:
+    print(f"{node.name():<20} -> {[n.name() if n is not None else None for n, _ in node.next_functions]}")
+    node = node.next_functions[0][0]
+
+# %% [markdown]
+# ## Exercise 3.1 — topological_order
+#
+# Which node may run when? A node runs once every node that sends it a gradient has
+# run; among the ready ones PyTorch picks the newest (largest sequence number). Here
+# is the order PyTorch ran the nodes of a diamond-shaped graph, recorded with node
+# pre-hooks:
+
+# %%
+tx = torch.tensor(0.5, requires_grad=True)
+t_a = tx.exp()
+t_out = (t_a + tx.tanh()).sigmoid() + t_a
+torch_order, seen, stack = [], set(), [t_out.grad_fn]
+while stack:
+    n = stack.pop()
+    if n is not None and n not in seen:
+        seen.add(n)
+        n.register_prehook(lambda grads, name=n.name().split("::")[-1]: torch_order.append(name))
+        stack.extend(m for m, _ in n.next_functions)
+t_out.backward()
+print(torch_order)
+
+# %% [markdown]
+# Your `topological_order` in `minikernel/autograd.py` (≈15 lines, `heapq`, no
+# recursion) on the same expression:
+
+# %%
+mx = mk.tensor(0.5, requires_grad=True)
+m_a = mx.exp()
+m_out = (m_a + mx.tanh()).sigmoid() + m_a
+print([n.name() for n in A.topological_order([m_out.grad_fn])])
+
+# %%
+mx = mk.tensor(0.5, requires_grad=True)
+m_a = mx.exp()
+m_out = (m_a + mx.tanh()).sigmoid() + m_a
+print("same order as torch:", [n.name() for n in A.topological_order([m_out.grad_fn])] == torch_order)
+
+# %% [markdown]
+# ## Exercise 3.2 — sum_to_shape
+#
+# An input of shape (3, 1) broadcast to (2, 3, 4) was used 2·4 times per element, so
+# its gradient is the sum of those 8 contributions: PyTorch's `sum_to_size`.
+
+# %%
+g = torch.arange(24.0).view(2, 3, 4)
+print(g.sum_to_size(3, 1).flatten().tolist(), g.sum_to_size(4).tolist(), g.sum_to_size(1, 1, 4).flatten().tolist())
+
+# %%
+mg = mk.Tensor.from_torch(g)
+print(D.sum_to_shape(mg, (3, 1)))
+
+# %%
+agree(lambda shape: D.sum_to_shape(mg, shape).to_torch().flatten().tolist(),
+      lambda shape: g.sum_to_size(shape).flatten().tolist(),
+      [((3, 1),), ((4,),), ((1, 1, 4),), ((2, 3, 4),), ((),), ((2, 1, 1),)])
+
+# %% [markdown]
+# ## Exercise 3.3 — run_backward, accumulate_grad
+#
+# The engine: seed the roots' gradients, run the nodes in `topological_order`, add up
+# what arrives at each node (an `InputBuffer` per node), pass each node's results along
+# its `next_functions`; at a leaf `AccumulateGrad` calls your `accumulate_grad`.
+# PyTorch on an expression using only operations whose backward is already written
+# (add, sub, exp, tanh, sigmoid), with hooks on the two branches:
+
+# %%
+x = torch.tensor(0.5, requires_grad=True)
+y1, y2 = x.tanh(), x.exp()
+y1.register_hook(lambda g: print("y1 grad:", round(g.item(), 6)))
+y2.register_hook(lambda g: print("y2 grad:", round(g.item(), 6)))
+loss = (y1 - y2 + y1).sigmoid()
+loss.backward()
+print("x.grad:", round(x.grad.item(), 6))
+loss = (x.tanh() - x.exp() + x.tanh()).sigmoid()
+loss.backward()
+print("after a second backward, accumulated:", round(x.grad.item(), 6))
+
+# %%
+mx = mk.tensor(0.5, requires_grad=True)
+my1, my2 = mx.tanh(), mx.exp()
+my1.register_hook(lambda g: print("y1 grad:", round(g.item(), 6)))
+my2.register_hook(lambda g: print("y2 grad:", round(g.item(), 6)))
+m_loss = (my1 - my2 + my1).sigmoid()
+m_loss.backward()
+print("x.grad:", round(mx.grad.item(), 6))
+m_loss = (mx.tanh() - mx.exp() + mx.tanh()).sigmoid()
+m_loss.backward()
+print("after a second backward, accumulated:", round(mx.grad.item(), 6))
+
+# %% [markdown]
+# And the engine's other duties: freeing the graph, refusing a second backward, and
+# the version check.
+
+# %%
+mx = mk.tensor([1.0, 2.0], requires_grad=True)
+m_y = mx.exp().sum()
+m_y.backward()
+try:
+    m_y.backward()
+except RuntimeError as err:
+    print("second backward:", str(err)[:60], "...")
+m_z = mx.exp().exp()
+m_z.add_(1)
+try:
+    m_z.sum().backward()
+except RuntimeError as err:
+    print("version check:", str(err)[:92], "...")
+
+# %% [markdown]
+# No recursion: a chain of 10 000 operations backpropagates (Python's default
+# recursion limit is 1000).
+
+# %%
+mx = mk.tensor(0.0, requires_grad=True)
+m_y = mx
+for _ in range(10_000):
+    m_y = m_y + mx
+m_y.backward()
+print("d/dx of x + x + ... (10 001 terms):", mx.grad.item())
+
+# %% [markdown]
+# ## Exercise 3.4 — mul_backward, div_backward, pow_backward
+#
+# With mul and pow in place the notes' example runs in minikernel: x.grad = 4, and
+# the hooks print y2's gradient (4) before y1's (−4), as PyTorch did in section 3.
+
+# %%
+mx = mk.tensor(3.0, requires_grad=True)
+my1 = mx + 1
+my2 = 2 * mx
+m_loss = (my1 - my2) ** 2
+my1.register_hook(lambda grad: print("y1 grad:", grad))
+my2.register_hook(lambda grad: print("y2 grad:", grad))
+m_loss.retain_grad()
+m_loss.backward()
+print("x.grad:", mx.grad, "| loss.grad:", m_loss.grad)
+
+# %%
+ta = torch.tensor([[1.0, 2.0, 3.0]], dtype=torch.float64)
+tb = torch.tensor([[0.5], [2.0]], dtype=torch.float64)
+tg = torch.randn(2, 3, dtype=torch.float64)
+for op in ("mul", "div", "pow"):
+    p, q = ta.clone().requires_grad_(), tb.clone().requires_grad_()
+    theirs = torch.autograd.grad(getattr(torch, op)(p, q), (p, q), tg)
+    extra = [mk.Tensor.from_torch(ta ** tb)] if op == "pow" else []
+    mine = getattr(D, f"{op}_backward")(*[mk.Tensor.from_torch(v.clone()) for v in (tg, ta, tb)], *extra)
+    same = all(m.shape == tuple(t.shape) and torch.allclose(m.to_torch(), t) for m, t in zip(mine, theirs))
+    print(f"{op}_backward: shapes {[m.shape for m in mine]}, same as torch: {same}")
+
+# %% [markdown]
+# ## Exercise 3.5 — matmul_backward
+#
+# d(a @ b)/da = grad @ bᵀ and d/db = aᵀ @ grad — plus the 1-D and batched cases of
+# `torch.matmul`.
+
+# %%
+for sa, sb in [((2, 3), (3, 4)), ((3,), (3, 4)), ((2, 3), (3,)), ((3,), (3,)), ((2, 2, 3), (3, 4)), ((1, 2, 3), (2, 3, 1))]:
+    p = torch.randn(sa, dtype=torch.float64, requires_grad=True)
+    q = torch.randn(sb, dtype=torch.float64, requires_grad=True)
+    out = torch.matmul(p, q)
+    g = torch.randn(out.shape, dtype=torch.float64)
+    theirs = torch.autograd.grad(out, (p, q), g)
+    mine = D.matmul_backward(*(mk.Tensor.from_torch(v.detach().clone()) for v in (g, p, q)))
+    same = all(m.shape == tuple(t.shape) and torch.allclose(m.to_torch(), t) for m, t in zip(mine, theirs))
+    print(f"{str(sa):>9} @ {str(sb):<9} -> {str(tuple(out.shape)):<9} same as torch: {same}")
+
+# %% [markdown]
+# ## Exercise 3.6 — max_backward, max_dim_backward
+#
+# `x.max()` with ties shares the gradient evenly; `x.max(dim)` sends it to the index
+# it returned.
+
+# %%
+tx = torch.tensor([1.0, 3.0, 3.0], requires_grad=True)
+tx.max().backward()
+print("torch, max():", tx.grad.tolist())
+tx2 = torch.tensor([[1.0, 3.0, 3.0], [4.0, 0.0, 4.0]], requires_grad=True)
+tx2.max(1).values.sum().backward()
+print("torch, max(1):", tx2.grad.tolist())
+
+# %%
+mx = mk.tensor([1.0, 3.0, 3.0], requires_grad=True)
+mx.max().backward()
+mx2 = mk.tensor([[1.0, 3.0, 3.0], [4.0, 0.0, 4.0]], requires_grad=True)
+mx2.max(1).values.sum().backward()
+print("yours, max():", mx.grad.tolist(), "| max(1):", mx2.grad.tolist())
+
+# %% [markdown]
+# ## Exercise 3.7 — grad
+#
+# `autograd.grad` with `create_graph=True`: the second derivative of a·x² + b·x + c,
+# and the gradient penalty of section 5, in minikernel.
+
+# %%
+mx = mk.tensor(0.0, requires_grad=True)
+m_y = 1.0 * mx ** 2 + -2.0 * mx + 1.0
+(m_dy,) = A.grad(m_y, mx, create_graph=True)
+(m_d2y,) = A.grad(m_dy, mx)
+print("dy/dx =", m_dy.item(), " d2y/dx2 =", m_d2y.item(), " x.grad =", mx.grad)
+
+# %%
+mw = mk.tensor([[0.5, -1.0], [2.0, 0.3]], requires_grad=True)
+m_inp = mk.tensor([[1.0, 2.0], [-0.5, 0.7]], requires_grad=True)
+m_out = ((m_inp @ mw).tanh() ** 2).sum()
+(m_g,) = A.grad(m_out, m_inp, create_graph=True)
+m_penalty = (m_g ** 2).sum()
+(m_out + m_penalty).backward()
+print("penalty:", round(m_penalty.item(), 6), " w.grad:", mw.grad)
+print("same as torch:", abs(m_penalty.item() - penalty5.item()) < 1e-5, torch.allclose(mw.grad.to_torch(), w5.grad))
+
+# %% [markdown]
+# ## Exercise 3.8 — my_relu_forward, my_relu_backward
+#
+# The notes' MyReLU as a minikernel `Function` (`minikernel/custom_functions.py`):
+# w.grad should be [[4.5, 4.5]] and b.grad [[4.5]], as with PyTorch in section 6.
+
+# %%
+mw = mk.tensor([[3.0, 1.0]], requires_grad=True)
+mb = mk.tensor([[3.0]], requires_grad=True)
+mX = mk.tensor([[-1.0, -1.0], [1.0, 1.0]])
+mY = mk.tensor([[2.0, 3.0]])
+m_hat = MyReLU.apply(mX @ mw.t() + mb)
+((m_hat - mY) ** 2).mean().backward()
+print("w.grad:", mw.grad, " b.grad:", mb.grad, " node:", m_hat.grad_fn.name())
+
+# %% [markdown]
+# ## Exercise 3.9 — numerical_jacobian, gradcheck
+#
+# Your `gradcheck` must give PyTorch's verdict: True for a correct backward, False
+# for one that is 1% off.
+
+# %%
+class TorchScaledSquare(torch.autograd.Function):
+    factor = 1.0  # 1.0: a correct backward; anything else: a wrong one
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 2 * x * TorchScaledSquare.factor
+
+
+class MkScaledSquare(A.Function):
+    factor = 1.0
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 2 * x * MkScaledSquare.factor
+
+
+torch_verdicts = []
+for TorchScaledSquare.factor in (1.0, 1.01):
+    torch_verdicts.append(torch.autograd.gradcheck(TorchScaledSquare.apply, xd, raise_exception=False))
+print("torch:", torch_verdicts)
+
+# %%
+m_in = mk.Tensor.from_torch(xd.detach().clone()).requires_grad_()
+verdicts = []
+for MkScaledSquare.factor in (1.0, 1.01):
+    verdicts.append(G.gradcheck(MkScaledSquare.apply, [m_in], raise_exception=False))
+print("yours:", verdicts, "| same verdicts as torch:", verdicts == torch_verdicts)
+
+# %% [markdown]
+# ## Grade
+
+# %%
+mk.grade("3.*")
