@@ -19,6 +19,7 @@ from . import strides as S
 from .device import Device, DeviceLike
 from .strides import Shape, Storage, Strides
 from .tensor_autograd import AutogradMixin, autograd_active
+from .tensor_ops import OperatorsMixin, _F
 
 #: dtypes a Tensor can hold (numpy dtypes; torch names in ``_TORCH_NAMES``).
 float32, float64, int64, int32, bool_ = (np.dtype(n) for n in ("float32", "float64", "int64", "int32", "bool"))
@@ -73,7 +74,7 @@ class UntypedStorage:
         return self._array.nbytes
 
 
-class Tensor(AutogradMixin):
+class Tensor(AutogradMixin, OperatorsMixin):
     """A strided view of a flat storage.
 
     Args:
@@ -397,189 +398,6 @@ class Tensor(AutogradMixin):
         text = repr(self.cpu().to_torch())  # torch writes the device before the dtype
         at = text.find(", dtype=") if ", dtype=" in text else len(text) - 1
         return f"{text[:at]}, device='cuda:0'{text[at:]}"
-
-    # ------------------------------------------------- operators (chapter 02)
-    # Each one is a call into minikernel.ops: device dispatch, dtype dispatch,
-    # checks, output allocation, then your kernel. When autograd is involved (an
-    # operand requires grad, or a backward pass is running) the same call goes to
-    # minikernel.functions instead, which records the graph (chapter 03).
-    def __add__(self, other):
-        return _route("add", self, other)
-
-    def __radd__(self, other):
-        return _route("add", other, self)
-
-    def __sub__(self, other):
-        return _route("sub", self, other)
-
-    def __rsub__(self, other):
-        return _route("sub", other, self)
-
-    def __mul__(self, other):
-        return _route("mul", self, other)
-
-    def __rmul__(self, other):
-        return _route("mul", other, self)
-
-    def __truediv__(self, other):
-        return _route("div", self, other)
-
-    def __rtruediv__(self, other):
-        return _route("div", other, self)
-
-    def __neg__(self):
-        return _route("neg", self)
-
-    def __matmul__(self, other):
-        return _route("matmul", self, other)
-
-    def __iadd__(self, other):
-        return self.add_(other)
-
-    def __isub__(self, other):
-        return self.sub_(other)
-
-    def __imul__(self, other):
-        return self.mul_(other)
-
-    def __itruediv__(self, other):
-        return self.div_(other)
-
-    def add(self, other) -> "Tensor":
-        return _route("add", self, other)
-
-    def sub(self, other) -> "Tensor":
-        return _route("sub", self, other)
-
-    def mul(self, other) -> "Tensor":
-        return _route("mul", self, other)
-
-    def div(self, other) -> "Tensor":
-        return _route("div", self, other)
-
-    def add_(self, other) -> "Tensor":
-        return _inplace("add", self, other)
-
-    def sub_(self, other) -> "Tensor":
-        return _inplace("sub", self, other)
-
-    def mul_(self, other) -> "Tensor":
-        return _inplace("mul", self, other)
-
-    def div_(self, other) -> "Tensor":
-        return _inplace("div", self, other)
-
-    def neg(self) -> "Tensor":
-        return _route("neg", self)
-
-    def exp(self) -> "Tensor":
-        return _route("exp", self)
-
-    def log(self) -> "Tensor":
-        return _route("log", self)
-
-    def relu(self) -> "Tensor":
-        return _route("relu", self)
-
-    def sigmoid(self) -> "Tensor":
-        return _route("sigmoid", self)
-
-    def neg_(self) -> "Tensor":
-        return _inplace("neg", self)
-
-    def exp_(self) -> "Tensor":
-        return _inplace("exp", self)
-
-    def log_(self) -> "Tensor":
-        return _inplace("log", self)
-
-    def relu_(self) -> "Tensor":
-        return _inplace("relu", self)
-
-    def sigmoid_(self) -> "Tensor":
-        return _inplace("sigmoid", self)
-
-    def sum(self, dim=None, keepdim: bool = False) -> "Tensor":
-        return _route("sum", self, dim, keepdim)
-
-    def mean(self, dim=None, keepdim: bool = False) -> "Tensor":
-        return _route("mean", self, dim, keepdim)
-
-    def amax(self, dim=(), keepdim: bool = False) -> "Tensor":
-        return _ops().amax(self, dim, keepdim)
-
-    def max(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
-        return _route("max", self, dim, keepdim)
-
-    def matmul(self, other) -> "Tensor":
-        return _route("matmul", self, other)
-
-    # ------------------------- autograd-layer only (no chapter 02 kernel)
-    def __pow__(self, exponent):
-        return _F().pow(self, exponent)
-
-    def __rpow__(self, base):
-        return _F().pow(base, self)
-
-    def pow(self, exponent) -> "Tensor":
-        return _F().pow(self, exponent)
-
-    def tanh(self) -> "Tensor":
-        return _F().tanh(self)
-
-    def tanh_(self) -> "Tensor":
-        return _F().inplace("tanh", self)
-
-    def __gt__(self, other):
-        return _F().gt(self, other)
-
-    def __lt__(self, other):
-        return _F().lt(self, other)
-
-    def __ge__(self, other):
-        return _F().ge(self, other)
-
-    def __le__(self, other):
-        return _F().le(self, other)
-
-    def eq(self, other) -> "Tensor":
-        return _F().eq(self, other)
-
-    def unsqueeze(self, dim: int) -> "Tensor":
-        dim = _wrap_dim(dim, self.ndim + 1)
-        return self.reshape(*self._shape[:dim], 1, *self._shape[dim:])
-
-
-def _route(name: str, *args):
-    """minikernel.functions (autograd layer) when autograd is involved, else minikernel.ops."""
-    return getattr(_F() if autograd_active(args) else _ops(), name)(*args)
-
-
-def _inplace(name: str, self: Tensor, other=None) -> Tensor:
-    """In-place ops: the autograd layer when involved, else ops' ``out=self`` variant; both bump the version."""
-    args = (self,) if other is None else (self, other)
-    if autograd_active(args):
-        return _F().inplace(name, self, other)
-    if other is None:
-        _ops().unary(name, self, out=self, inplace=True)
-    else:
-        _ops().binary(name, self, other, out=self, inplace=True)
-    self._bump_version()
-    return self
-
-
-def _F():
-    """minikernel.functions, imported on first use."""
-    from . import functions
-
-    return functions
-
-
-def _ops():
-    """minikernel.ops, imported on first use (it imports this module)."""
-    from . import ops
-
-    return ops
 
 
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
