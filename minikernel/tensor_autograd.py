@@ -7,7 +7,7 @@ engine ``autograd.py``.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from . import graph
 

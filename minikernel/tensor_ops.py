@@ -8,7 +8,12 @@ computes with numpy. Mixed into ``Tensor`` (``tensor.py``).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .tensor_autograd import autograd_active
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
 
 
 class OperatorsMixin:

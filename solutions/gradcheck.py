@@ -7,7 +7,6 @@ import numpy as np
 
 import minikernel.autograd as A
 import minikernel.gradcheck as G
-from minikernel import functions as F
 from minikernel import values as V
 from minikernel.graph import no_grad
 from minikernel.tensor import Tensor

@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minikernel as mk
-from minikernel import Tensor
 from minikernel import functions as F
 from tests.ch03 import programs as P
 from tests.helpers import leaves_pair
