@@ -147,9 +147,11 @@ def one_pass_var(values: Union[np.ndarray, Sequence[float]], correction: float =
 def stats_from_sums(sums: Sequence[Scalar], squares: Sequence[Scalar], counts: Sequence[Scalar]) -> tuple[Scalar, Scalar]:
     """Global ``(mean, biased var)`` from per-part ``(Σx, Σx², n)``: what one SUM allreduce gives SyncBN.
 
-    ``mean = ΣΣx / Σn``, ``var = ΣΣx² / Σn - mean²``, computed in the sums' dtype.
+    ``mean = ΣΣx / Σn``, ``var = ΣΣx² / Σn - mean²``, computed in the sums' dtype. Each
+    argument has one entry per part (axis 0); further axes (channels) are kept.
     """
-    total, sq, n = (np.asarray(v).sum(dtype=np.asarray(sums).dtype) for v in (sums, squares, counts))
+    dtype = np.asarray(sums).dtype
+    total, sq, n = (np.asarray(v).sum(axis=0, dtype=dtype) for v in (sums, squares, counts))
     mean = total / n
     return mean, sq / n - mean * mean
 
