@@ -4,6 +4,7 @@
 * ``sgd``           ``SGD`` and its update ``sgd`` (exercise 8.2)
 * ``adam``          ``Adam``, ``AdamW`` and their update ``adam`` (exercise 8.3)
 * ``lr_scheduler``  ``LambdaLR`` (exercise 8.4), ``StepLR``, ``CosineAnnealingLR``
+* ``grad_view``     ``TorchGradView``, ``scale_loss``: a GradScaler driving these optimizers
 
 Gradient clipping is ``minikernel.clip_grad`` (exercise 8.5). Every update computes
 with numpy on the parameters' own memory, so the optimizers work whether or not
@@ -11,7 +12,8 @@ chapter 02's kernels are finished.
 """
 from . import lr_scheduler
 from .adam import Adam, AdamW
+from .grad_view import TorchGradView, scale_loss
 from .optimizer import Optimizer, required
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler", "required"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler", "required", "TorchGradView", "scale_loss"]
