@@ -46,7 +46,6 @@
 import copy
 import warnings
 
-import matplotlib.pyplot as plt
 import torch
 
 import minikernel as mk
@@ -502,7 +501,10 @@ print(scaler)
 # overflow in float16 and are skipped while the scale backs off; then it grows
 # every 10 clean iterations. At iteration 40 the loss is multiplied by 10⁴ to force
 # one overflow. Each iteration records the loss, the scale and whether the step
-# was skipped.
+# was skipped, and sends them to chapter 04's live dashboard (`widgets.Dashboard`,
+# visdom env `ch06`, a line per scaler): with `make dashboard` or `make lab`
+# running, open http://127.0.0.1:8097/env/ch06 and watch them arrive. Without a
+# visdom server the dashboard says so and draws the same plots here, after the loop.
 
 # %%
 torch.manual_seed(0)
@@ -510,6 +512,12 @@ data = torch.randn(256, 16)
 target = data @ torch.randn(16, 1) + 0.1 * torch.randn(256, 1)
 net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
 histories, final_weights = {}, {}
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from widgets import Dashboard
+
+dashboard = Dashboard(env="ch06", log_y=("loss", "scale"), live=False)
 
 # %%
 for name, make_scaler in (("torch", torch.amp.GradScaler), ("minikernel", mk_amp.GradScaler)):
@@ -527,7 +535,9 @@ for name, make_scaler in (("torch", torch.amp.GradScaler), ("minikernel", mk_amp
         scale = scaler.get_scale()
         scaler.step(opt)
         scaler.update()
-        history.record(loss.item(), scale, skipped=scaler.get_scale() < scale)
+        skipped = scaler.get_scale() < scale
+        history.record(loss.item(), scale, skipped=skipped)
+        dashboard.log(step, run=name, loss=loss.item(), scale=scale, skipped=float(skipped))
     final_weights[name] = [p.detach().clone() for p in model.parameters()]
     print(f"{name}: {history.summary()}\n")
 print("same losses, scales and skipped steps as torch:", histories["minikernel"] == histories["torch"])
@@ -536,14 +546,14 @@ print("same final weights, bit for bit:",
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-figure = histories["torch"].plot("torch.amp.GradScaler:")
-plt.show()
+dashboard.show()
 
 # %% [markdown]
-# The red lines are the skipped iterations: first the calibration (the scale halves
-# each time until the float16 gradients fit), a few more while the loss is still
-# large, then the forced overflow at iteration 40 — one skipped step, the scale
-# halves and later grows back.
+# The `skipped` plot is 1 at the skipped iterations: first the calibration (the
+# scale halves each time until the float16 gradients fit), a few more while the
+# loss is still large, then the forced overflow at iteration 40 — one skipped step,
+# the scale halves and later grows back. The torch and minikernel lines lie on top
+# of each other, as the check above says they must.
 #
 # ## Grade chapter 06
 #

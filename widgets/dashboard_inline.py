@@ -9,6 +9,7 @@ up showing the last step even when the last redraw was skipped.
 """
 from __future__ import annotations
 
+import io
 import math
 import time
 from typing import Callable
@@ -106,12 +107,17 @@ class InlineRenderer:
         plt.show()
 
     def _draw(self, panels: list[Panel], new_output: bool) -> None:
-        from IPython.display import display
+        from IPython.display import Image, display
 
         self.figure = draw(panels, self.figure)
+        # A PNG of the figure rather than the Figure itself: a bare Figure only
+        # renders where pyplot has set up the inline backend, a PNG everywhere.
+        buffer = io.BytesIO()
+        self.figure.savefig(buffer, format="png")
+        image = Image(data=buffer.getvalue(), format="png")
         if new_output:
-            self._display = display(self.figure, display_id=True)
+            self._display = display(image, display_id=True)
         else:
-            self._display.update(self.figure)
+            self._display.update(image)
         self._last = time.monotonic()
         self._dirty = False
