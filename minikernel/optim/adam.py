@@ -23,7 +23,7 @@ Betas = tuple[float, float]
 
 @exercise("8.3")
 def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_avg_sqs: list[Tensor],
-         max_exp_avg_sqs: list[Tensor], state_steps: list[Tensor], *, amsgrad: bool, beta1: float, beta2: float,
+         max_exp_avg_sqs: list[Tensor], state_steps: list[Tensor], amsgrad: bool, beta1: float, beta2: float,
          lr: float, weight_decay: float, eps: float, maximize: bool, decoupled_weight_decay: bool) -> None:
     r"""One Adam step for each ``params[i]``, in place; its state tensors are updated in place too.
 

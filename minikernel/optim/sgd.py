@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+import numpy as np  # noqa: F401 - for your sgd
+
+from .. import values  # noqa: F401 - values.array / values.wrap, for your sgd
 from ..exercise import exercise
 from ..graph import no_grad
 from ..tensor import Tensor
@@ -16,7 +19,7 @@ from .optimizer import Optimizer, Params
 
 
 @exercise("8.2")
-def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffer_list: list[Optional[Tensor]], *,
+def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffer_list: list[Optional[Tensor]],
         weight_decay: float, momentum: float, lr: float, dampening: float, nesterov: bool,
         maximize: bool) -> None:
     r"""One SGD step for each ``params[i]`` with gradient ``grads[i]``, in place.

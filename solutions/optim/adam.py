@@ -8,7 +8,7 @@ from minikernel.tensor import Tensor
 
 
 def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_avg_sqs: list[Tensor],
-         max_exp_avg_sqs: list[Tensor], state_steps: list[Tensor], *, amsgrad: bool, beta1: float, beta2: float,
+         max_exp_avg_sqs: list[Tensor], state_steps: list[Tensor], amsgrad: bool, beta1: float, beta2: float,
          lr: float, weight_decay: float, eps: float, maximize: bool, decoupled_weight_decay: bool) -> None:
     for i, param in enumerate(params):
         theta = values.array(param)

@@ -7,7 +7,7 @@ from minikernel import values
 from minikernel.tensor import Tensor
 
 
-def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffer_list: list[Optional[Tensor]], *,
+def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffer_list: list[Optional[Tensor]],
         weight_decay: float, momentum: float, lr: float, dampening: float, nesterov: bool,
         maximize: bool) -> None:
     for i, param in enumerate(params):
