@@ -166,3 +166,19 @@ def test_create_graph_keeps_the_gradient_differentiable():
             expected = x.grad.item()
         else:
             assert x.grad.item() == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.exercise("3.1")
+@pytest.mark.exercise("3.3")
+def test_a_10000_op_chain_backpropagates_without_recursion():
+    x = mk.tensor(0.5, requires_grad=True, dtype="float64")
+    y = x
+    for _ in range(10_000):
+        y = (y + x).tanh()
+    y.backward()
+    tx = torch.tensor(0.5, requires_grad=True, dtype=torch.float64)
+    ty = tx
+    for _ in range(10_000):
+        ty = (ty + tx).tanh()
+    ty.backward()
+    assert x.grad.item() == pytest.approx(tx.grad.item(), rel=1e-9)
