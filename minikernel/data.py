@@ -64,8 +64,8 @@ class WhoLoadedMe(Dataset):
     and a number drawn from numpy's global generator in that worker (worker id -1: the
     main process, with ``num_workers=0``).
 
-    Workers are forked copies of the main process. torch seeds ``random``, torch and
-    (since PyTorch 1.9) numpy in each worker from ``base_seed + worker_id``, where
+    Workers are forked copies of the main process. Current torch seeds ``random``,
+    torch and numpy in each worker from ``base_seed`` and the worker id, where
     ``base_seed`` comes from the main process's torch generator: the draws differ per
     worker, and ``torch.manual_seed`` makes them repeat.
 
