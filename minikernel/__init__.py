@@ -7,6 +7,7 @@ from . import device  # first: picks the CUDA simulator before numba is imported
 from . import exercise, strides
 from . import autograd, custom_functions, derivatives, functions  # chapter 03
 from .graph import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from . import nn  # chapter 04
 from . import amp  # chapter 06
 from . import distributed  # chapter 07
 from .grading import grade

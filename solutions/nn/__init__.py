@@ -1,0 +1,1 @@
+"""Reference bodies for minikernel/nn (chapter 04)."""
