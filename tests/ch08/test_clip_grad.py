@@ -110,3 +110,10 @@ def test_nothing_to_clip():
     total = C.clip_grad_norm_([p], 1.0)  # no gradient yet
     assert total.item() == 0.0 and p.grad is None
     assert math.isinf(C.get_total_norm([mk_tensor(torch.tensor([INF]))]).item())
+
+
+def test_torch_import_path():
+    import minikernel.nn as mk_nn
+
+    assert mk_nn.utils.clip_grad_norm_ is C.clip_grad_norm_
+    assert mk_nn.utils.get_total_norm is C.get_total_norm and mk_nn.utils.clip_grads_with_norm_ is C.clip_grads_with_norm_
