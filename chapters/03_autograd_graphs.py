@@ -447,6 +447,16 @@ tx2.max(1).values.sum().backward()
 print("torch, max(1):", tx2.grad.tolist())
 
 # %%
+mx = mk.tensor([1.0, 3.0, 3.0])
+print("max_backward:", D.max_backward(mk.tensor(1.0), mx, F.max(mx)).tolist())
+mx2 = mk.tensor([[1.0, 3.0, 3.0], [4.0, 0.0, 4.0]])
+values, indices = F.max(mx2, 1)
+print("max_dim_backward:", D.max_dim_backward(mk.tensor([1.0, 1.0]), indices, (2, 3), 1, False).tolist())
+
+# %% [markdown]
+# And through the engine, as `x.max().backward()`:
+
+# %%
 mx = mk.tensor([1.0, 3.0, 3.0], requires_grad=True)
 mx.max().backward()
 mx2 = mk.tensor([[1.0, 3.0, 3.0], [4.0, 0.0, 4.0]], requires_grad=True)
@@ -537,6 +547,59 @@ verdicts = []
 for MkScaledSquare.factor in (1.0, 1.01):
     verdicts.append(G.gradcheck(MkScaledSquare.apply, [m_in], raise_exception=False))
 print("yours:", verdicts, "| same verdicts as torch:", verdicts == torch_verdicts)
+
+# %% [markdown]
+# ## 9. Watching backward: the graph viewer
+#
+# The same expression in both libraries, side by side: torch's graph on the left
+# (with the saved tensors its nodes hold), minikernel's on the right. Move the slider
+# to step through backward in execution order: the running node turns orange, the
+# ones that ran turn green, and the table shows the gradient arriving at each node.
+# (The viewer runs backward once on each graph and restores the leaves' `.grad`.
+# minikernel's side needs your exercises 3.1 and 3.3; it says so until then.)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from IPython.display import SVG
+
+from widgets import GraphViewer, graph_svg
+
+tw = torch.tensor([[0.5, -1.0], [2.0, 0.3]], requires_grad=True)
+tin = torch.tensor([[1.0, 2.0]])
+mw = mk.Tensor.from_torch(tw.detach().clone()).requires_grad_()
+min_ = mk.Tensor.from_torch(tin.clone())
+GraphViewer(((tin @ tw).tanh() * 2).sum(), ((min_ @ mw).tanh() * 2).sum(), params={"w": (tw, mw)})
+
+# %% [markdown]
+# The drawing alone is a plain SVG (`widgets.graph_svg`), here for torch's graph of
+# the loss of section 1:
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+w = torch.tensor([[3.0, 1.0]], requires_grad=True)
+b = torch.tensor([[3.0]], requires_grad=True)
+Y_hat = X @ w.t() + b
+SVG(graph_svg(torch.mean(torch.pow(Y_hat - Y, 2)), params={"w": w, "b": b}))
+
+# %% [markdown]
+# ## 10. Layers instead of operations: hiddenlayer
+#
+# An autograd graph shows every operation; for a model one usually wants its layers.
+# hiddenlayer 0.3 drew those through an ONNX export path that is gone from
+# PyTorch 2; `widgets.hiddenlayer_compat` gives it a new importer (torch.fx with
+# shape propagation), so `build_graph` works again. On the left the layers (Conv and
+# ReLU folded into one box), on the right the autograd graph of the same forward pass
+# (torchviz's `make_dot` draws the same kind of graph when it is installed).
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from IPython.display import HTML
+
+from widgets import hiddenlayer_compat
+
+model = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                            torch.nn.Flatten(), torch.nn.Linear(4 * 3 * 3, 2))
+HTML(hiddenlayer_compat.compare_html(model, torch.randn(1, 1, 8, 8)))
 
 # %% [markdown]
 # ## Grade
