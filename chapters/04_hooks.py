@@ -1,0 +1,821 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 04 — Hooks and Module internals
+#
+# A hook is a plug-in: a function you hang on a module or a tensor, which PyTorch
+# calls at a fixed point of its work — before `forward`, after it, when a
+# gradient arrives. It adds a feature (printing, recording, clipping, checking)
+# without touching the model's code. This chapter opens `torch.nn.Module` to see
+# where hooks live and in which order a call runs them, then has you rebuild that
+# machinery in `minikernel/nn/`:
+#
+# | exercise | file | what |
+# |---|---|---|
+# | 4.1 | `minikernel/nn/module.py` | `module_setattr`: `self.fc = Linear(...)` files the layer under `_modules` |
+# | 4.2 | `minikernel/nn/hooks.py` | `run_forward_pre_hooks`, `run_forward_hooks`: the forward half of `_call_impl` |
+# | 4.3 | `minikernel/nn/backward_hooks.py` | `setup_input_hook`, `setup_output_hook`: full backward hooks |
+# | 4.4 | `minikernel/nn/hooks.py` | `remove_hook`: what `handle.remove()` does |
+# | 4.5 | `minikernel/nn/state.py` | `module_state_dict`, `load_from_state_dict` |
+#
+# Then the hooks at work: capturing activations, clipping gradients, finding where
+# a NaN first appears, and a live dashboard of a small training run.
+#
+# **How each exercise goes.** PyTorch's behaviour first, then your function on the
+# same input, then a check cell that prints your result beside PyTorch's. Until you
+# write a function, the cells that need it stop with
+# `NotImplementedError: exercise 4.1 (module_setattr) is not implemented yet`.
+# Building any layer (`minikernel.nn.Linear(2, 3)`) needs 4.1, so do that one first;
+# backward passes need chapter 03's engine.
+#
+# **Stuck?** Each exercise has a reference in `solutions/nn/`. Set
+# `MINIKERNEL_SOLUTIONS` before starting JupyterLab (`MINIKERNEL_SOLUTIONS=4.1 make
+# lab`, `4.*`, or `all`); it is read once, when `minikernel` is imported, so restart
+# the kernel after changing it.
+#
+# **Grading.** The last cell runs `minikernel.grade("4.*")`; from a terminal,
+# `python -m minikernel grade '4.*'`.
+
+# %%
+import warnings
+
+import numpy as np
+import torch
+from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+
+import minikernel as mk
+import minikernel.nn as mknn
+from minikernel import functions as F
+from minikernel.checking import agree
+from minikernel.nn.tracing import CallTrace, attribute_kind
+
+torch.manual_seed(0)
+torch.set_num_threads(1)  # tiny tensors: one thread is faster than waking several for each op
+print(torch.__version__)
+
+# %% [markdown]
+# ## 1. A hook on every module
+#
+# `register_module_forward_pre_hook` registers a *global* forward pre-hook: it runs
+# before the `forward` of every module in the process — here it prints each
+# module's input. The hook receives the module and a tuple of the positional
+# arguments (keyword arguments go to `forward` only).
+
+# %%
+def custom_pre_forward_hook(module, input):
+    print(type(module).__name__, input)
+
+
+handle = register_module_forward_pre_hook(custom_pre_forward_hook)
+
+
+class A(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def forward(self, x):
+        self.count += 1
+        return x
+
+
+a = A()
+x = a(torch.rand([2]))
+print("count:", a.count)
+_ = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU())(x)  # nested modules print too
+
+# %% [markdown]
+# A global hook stays until its handle removes it; otherwise every module of the
+# process keeps printing:
+
+# %%
+handle.remove()
+_ = a(x)
+print("count:", a.count, "(nothing printed)")
+
+# %% [markdown]
+# ## 2. What a Module is made of
+#
+# `Module.__init__` creates a handful of dicts (with `super().__setattr__`, so that
+# its own `__setattr__`, below, is not needed yet). Each registration method fills
+# one of them. The notes listed PyTorch 1.6's; today there are more (`with_kwargs`
+# and `always_call` flags, backward pre-hooks, state-dict pre/post hooks):
+
+# %%
+lin = torch.nn.Linear(2, 3)
+print(list(vars(lin)))
+
+# %% [markdown]
+# `weight` and `bias` are not in `__dict__`: they sit in `_parameters`, and
+# `Module.__getattr__` (called only when normal lookup fails) finds them there.
+# The registration methods, on modules and for all modules at once:
+
+# %%
+print([m for m in dir(torch.nn.Module) if m.startswith(("register", "add_module"))])
+print([f for f in dir(torch.nn.modules.module) if f.startswith("register_module_")])
+
+# %% [markdown]
+# `register_backward_hook` and `register_module_backward_hook` are deprecated
+# (section 5 shows why); the state-dict hooks the notes list as private
+# (`_register_state_dict_hook`, `_register_load_state_dict_pre_hook`) now have public
+# forms. `minikernel.nn.Module` keeps the dicts it implements, under the same names:
+
+# %%
+print(list(vars(mknn.Module())))
+
+# %% [markdown]
+# ## 3. Registration through `__setattr__`
+#
+# Assigning an attribute of a module is sorted by type: a `Parameter` goes to
+# `_parameters`, a `Module` to `_modules`, a value assigned to an existing buffer's
+# name replaces the buffer; anything else — including a plain tensor — is an
+# ordinary attribute. New buffers need `register_buffer`; `persistent=False` keeps
+# one out of the `state_dict`.
+
+# %%
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 3)
+        self.scale = torch.nn.Parameter(torch.ones(1))
+        self.register_buffer("mean", torch.zeros(3))
+        self.register_buffer("mask", torch.ones(3), persistent=False)
+        self.steps = 0
+        self.cache = torch.zeros(1)
+
+    def forward(self, x):
+        return (self.fc(x) - self.mean) * self.mask * self.scale
+
+
+net = Net()
+for name in ["fc", "scale", "mean", "mask", "steps", "cache"]:
+    print(f"{name:6} {attribute_kind(net, name)}")
+print("in __dict__:", [k for k in vars(net) if not k.startswith("_")])
+
+# %% [markdown]
+# Once a name is a parameter, only a `Parameter` or `None` may replace it; the same
+# for submodules (a `Module` or `None`) and buffers (a tensor or `None`):
+
+# %%
+for name, value in [("scale", torch.zeros(1)), ("fc", 3), ("mean", "zeros"), ("fc", None), ("steps", 5)]:
+    try:
+        setattr(net, name, value)
+        print(f"net.{name} = {value!r}: fine, now {attribute_kind(net, name)}")
+    except TypeError as err:
+        print(f"net.{name} = {value!r}: TypeError: {err}")
+
+# %% [markdown]
+# ## Exercise 4.1 — module_setattr
+#
+# `minikernel.nn.Module.__setattr__` calls your `module_setattr(module, name, value)`
+# (`minikernel/nn/module.py`). Its docstring lists the six cases in torch's order:
+# a Parameter; an existing parameter's name; a Module; an existing submodule's name;
+# an existing buffer's name; anything else. Your function on the same class:
+
+# %%
+class MkNet(mknn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = mknn.Linear(2, 3)
+        self.scale = mknn.Parameter(mk.tensor([1.0]))
+        self.register_buffer("mean", mk.tensor([0.0, 0.0, 0.0]))
+        self.register_buffer("mask", mk.tensor([1.0, 1.0, 1.0]), persistent=False)
+        self.steps = 0
+        self.cache = mk.tensor([0.0])
+
+    def forward(self, x):
+        return F.mul(F.mul(F.sub(self.fc(x), self.mean), self.mask), self.scale)
+
+
+mk_net = MkNet()
+for name in ["fc", "scale", "mean", "mask", "steps", "cache"]:
+    print(f"{name:6} {attribute_kind(mk_net, name)}")
+print("in __dict__:", [k for k in vars(mk_net) if not k.startswith("_")])
+
+# %%
+agree(lambda name: attribute_kind(MkNet(), name), lambda name: attribute_kind(Net(), name),
+      [("fc",), ("scale",), ("mean",), ("mask",), ("steps",), ("cache",), ("weight",)])
+
+# %%
+agree(lambda name, value: setattr(MkNet(), name, value), lambda name, value: setattr(Net(), name, value),
+      [("scale", 3), ("fc", 3), ("mean", "zeros"), ("fc", None), ("scale", None), ("steps", 5)])
+
+# %% [markdown]
+# `minikernel.nn.Linear` starts from the weights torch's `Linear` draws after the
+# same seed (U(-1/√in, 1/√in), drawn with torch's generator), so both compute the
+# same function:
+
+# %%
+torch.manual_seed(0)
+mk_lin = mknn.Linear(2, 3)
+torch.manual_seed(0)
+torch_lin = torch.nn.Linear(2, 3)
+print(mk_lin)
+print("same weights:", np.array_equal(mk_lin.weight.to_numpy(), torch_lin.weight.detach().numpy()))
+print("same output:", np.allclose(mk_lin(mk.tensor([[1.0, -2.0]])).to_numpy(),
+                                  torch_lin(torch.tensor([[1.0, -2.0]])).detach().numpy()))
+
+# %% [markdown]
+# ## 4. `_call_impl`: what `model(x)` does
+#
+# `Module.__call__` is `_call_impl` (`torch/nn/modules/module.py`). Stripped of
+# tracing and compilation, with no hook anywhere it just calls `forward`; otherwise:
+#
+# 1. collect the backward hooks (section 5);
+# 2. **forward pre-hooks**: the global ones, then the module's, each as
+#    `hook(module, args)`; a returned value replaces `args` (a single value is
+#    wrapped into a 1-tuple); with `with_kwargs=True`, `hook(module, args, kwargs)`
+#    may return a new `(args, kwargs)`;
+# 3. set up the full backward hooks on the inputs (section 5);
+# 4. `result = forward(*args, **kwargs)`;
+# 5. **forward hooks**: global, then the module's: `hook(module, args, result)`; a
+#    returned value replaces `result`;
+# 6. set up the full backward hooks on the outputs;
+# 7. if anything raised: run the `always_call=True` forward hooks that did not run
+#    yet, then re-raise.
+#
+# The loops go over a list taken when each loop starts: a hook removed or added
+# during a call changes later loops and calls, not a loop already running.
+# Watch the order on a two-layer model, with a pre-hook that multiplies the input
+# by 10 and a forward hook that adds 1 to the output:
+
+# %%
+torch_events = []
+
+
+def global_pre(module, args):
+    torch_events.append(f"global pre-hook   {type(module).__name__}")
+
+
+def local_pre(module, args):
+    torch_events.append(f"pre-hook          {type(module).__name__}: input x10")
+    return args[0] * 10  # a single value: wrapped into (value,)
+
+
+def local_fwd(module, args, output):
+    torch_events.append(f"forward hook      {type(module).__name__}: output +1")
+    return output + 1
+
+
+def global_fwd(module, args, output):
+    torch_events.append(f"global fwd hook   {type(module).__name__}")
+
+
+model = torch.nn.Sequential(torch.nn.Identity(), torch.nn.ReLU())
+handles = [register_module_forward_pre_hook(global_pre), register_module_forward_hook(global_fwd),
+           model[0].register_forward_pre_hook(local_pre), model[0].register_forward_hook(local_fwd)]
+out = model(torch.tensor([1.0, -2.0]))
+for h in handles:
+    h.remove()
+print("\n".join(torch_events))
+print("output:", out)
+
+# %% [markdown]
+# `Sequential` runs first (global hooks only), then `Identity` — global pre-hook,
+# its own pre-hook (input ×10), forward, global forward hook, its own forward hook
+# (+1) — then `ReLU`, whose input is `Identity`'s replaced output.
+#
+# With `with_kwargs=True` the pre-hook also sees (and may replace) keyword
+# arguments; `always_call=True` forward hooks run even when the call fails:
+
+# %%
+class Shift(torch.nn.Module):
+    def forward(self, x, *, by=0.0):
+        if by < 0:
+            raise ValueError("negative shift")
+        return x + by
+
+
+shift = Shift()
+shift.register_forward_pre_hook(lambda m, args, kwargs: (args, {"by": kwargs["by"] * 100}), with_kwargs=True)
+shift.register_forward_hook(lambda m, args, out: print("always_call hook saw output", out), always_call=True)
+print(shift(torch.zeros(2), by=0.5))
+try:
+    shift(torch.zeros(2), by=-1.0)
+except ValueError as err:
+    print("ValueError:", err)
+
+# %% [markdown]
+# ## Exercise 4.2 — run_forward_pre_hooks, run_forward_hooks
+#
+# `minikernel.nn.Module._call_impl` follows the list above and calls your two
+# runners (`minikernel/nn/hooks.py`) for steps 2 and 5. They work on a
+# `ModuleCall` holding `args`, `kwargs` and `result`, and store each hook's
+# replacement there at once — so if a later hook raises, the `always_call` hooks
+# still see it, as in torch. An empty `Sequential` returns its input; with a
+# pre-hook ×10 and a forward hook +1:
+
+# %%
+torch_box = torch.nn.Sequential()
+torch_box.register_forward_pre_hook(lambda m, args: args[0] * 10)
+torch_box.register_forward_hook(lambda m, args, out: out + 1)
+print("torch:     ", torch_box(torch.tensor([1.0, -2.0])))
+box = mknn.Sequential()
+box.register_forward_pre_hook(lambda m, args: F.mul(args[0], 10.0))
+box.register_forward_hook(lambda m, args, out: F.add(out, 1.0))
+print("minikernel:", box(mk.tensor([1.0, -2.0])))
+
+# %% [markdown]
+# The keyword-argument hooks and an exception with an `always_call` hook, on the
+# same `Shift` layer written for minikernel:
+
+# %%
+class MkShift(mknn.Module):
+    def forward(self, x, *, by=0.0):
+        if by < 0:
+            raise ValueError("negative shift")
+        return F.add(x, by)
+
+
+mk_shift = MkShift()
+mk_shift.register_forward_pre_hook(lambda m, args, kwargs: (args, {"by": kwargs["by"] * 100}), with_kwargs=True)
+mk_shift.register_forward_hook(lambda m, args, out: print("always_call hook saw output", out), always_call=True)
+print(mk_shift(mk.tensor([0.0, 0.0]), by=0.5))
+try:
+    mk_shift(mk.tensor([0.0, 0.0]), by=-1.0)
+except ValueError as err:
+    print("ValueError:", err)
+
+# %% [markdown]
+# `CallTrace` (`minikernel.nn.tracing`) hangs a recording hook of each kind on every
+# module of a model — torch's or minikernel's — and lists what fired. The same
+# two-layer network in both, weights copied from torch's:
+
+# %%
+torch.manual_seed(0)
+torch_mlp = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.ReLU(), torch.nn.Linear(4, 3))
+with CallTrace(torch_mlp, backward=False) as torch_trace:
+    torch_mlp(torch.randn(5, 2))
+print(torch_trace)
+
+# %%
+torch.manual_seed(0)
+mk_mlp = mknn.Sequential(mknn.Linear(2, 4), mknn.ReLU(), mknn.Linear(4, 3))
+with CallTrace(mk_mlp, backward=False) as mk_trace:
+    mk_mlp(mk.Tensor.from_torch(torch.randn(5, 2)))
+print("same events as torch:", mk_trace.events == torch_trace.events)
+
+# %% [markdown]
+# ## 5. Backward hooks: `register_backward_hook` vs `register_full_backward_hook`
+#
+# A module is not a node of the autograd graph: its forward may record many
+# nodes. The old `register_backward_hook` (the one in the notes' `_call_impl`)
+# simply hangs the hook on the `grad_fn` of the output — the *last* node of the
+# forward — so its `grad_input` is that node's input gradient, not the module's.
+# Here the last node is `tanh`, whose input is `3x`: the hook reports
+# d loss/d(3x), a third of the true d loss/dx. Today PyTorch says so with a
+# `FutureWarning`:
+
+# %%
+class ScaledTanh(torch.nn.Module):
+    def forward(self, x):
+        return torch.tanh(x * 3)
+
+
+old = ScaledTanh()
+old.register_backward_hook(lambda m, grad_input, grad_output: print("old hook: grad_input", grad_input))
+x = torch.tensor([0.1, -0.2], requires_grad=True)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    old(x).sum().backward()
+for w in caught:
+    print(f"{w.category.__name__}: {w.message}")
+print("x.grad:", x.grad)
+
+# %% [markdown]
+# `register_full_backward_hook` reports the gradients at the module's borders:
+# `grad_input` is d loss/d(each positional input), `grad_output` d loss/d(each
+# output), and it may return a new `grad_input`. How does PyTorch see those
+# borders? `_call_impl` routes the inputs, and then the outputs, through an
+# identity `autograd.Function` (`BackwardHookFunction`): its two nodes are in the
+# graph exactly where the module begins and ends. A backward pre-hook
+# (`register_full_backward_pre_hook`) runs at the output node and may replace
+# `grad_output` before it flows into the module.
+
+# %%
+full = ScaledTanh()
+full.register_full_backward_pre_hook(lambda m, grad_output: print("pre-hook: grad_output", grad_output))
+full.register_full_backward_hook(lambda m, grad_input, grad_output: print("full hook: grad_input", grad_input))
+x = torch.tensor([0.1, -0.2], requires_grad=True)
+y = full(x)
+node, chain = y.grad_fn, []
+while node is not None:
+    chain.append(node.name())
+    node = node.next_functions[0][0] if node.next_functions else None
+print(" -> ".join(chain))
+y.sum().backward()
+print("x.grad:", x.grad)
+
+# %% [markdown]
+# ## Exercise 4.3 — setup_input_hook, setup_output_hook
+#
+# In `minikernel/nn/backward_hooks.py`, `BackwardHookFunction` is the identity
+# Function and `BackwardHook` keeps one call's state. Write the two setups: route
+# the tensors through the identity (`bw_hook.apply_on_tensors`) and register, on
+# its node, the hook that captures `grad_output` and runs the pre-hooks (outputs)
+# or runs the full backward hooks with `(module, grad_input, grad_output)`
+# (inputs). Your functions on the same module:
+
+# %%
+class MkScaledTanh(mknn.Module):
+    def forward(self, x):
+        return F.tanh(F.mul(x, 3.0))
+
+
+mk_full = MkScaledTanh()
+mk_full.register_full_backward_pre_hook(lambda m, grad_output: print("pre-hook: grad_output", grad_output))
+mk_full.register_full_backward_hook(lambda m, grad_input, grad_output: print("full hook: grad_input", grad_input))
+mk_x = mk.tensor([0.1, -0.2], requires_grad=True)
+mk_y = mk_full(mk_x)
+node, chain = mk_y.grad_fn, []
+while node is not None:
+    chain.append(node.name())
+    node = node.next_functions[0][0] if node.next_functions else None
+print(" -> ".join(chain))
+mk_y.sum().backward()
+print("x.grad:", mk_x.grad)
+
+# %%
+seen = {}
+for name, module, tensor in (("torch", ScaledTanh(), torch.tensor), ("minikernel", MkScaledTanh(), mk.tensor)):
+    seen[name] = []
+    module.register_full_backward_hook(lambda m, gin, gout, s=seen[name]: s.append((gin[0].tolist(), gout[0].tolist())))
+    module.register_full_backward_pre_hook(lambda m, gout: (gout[0] * 2,))  # double grad_output
+    inp = tensor([0.1, -0.2, 0.3], requires_grad=True)
+    module(inp).sum().backward()
+    seen[name].append(inp.grad.tolist())
+print("torch:     ", np.round(seen["torch"][0][0], 6).tolist(), np.round(seen["torch"][1], 6).tolist())
+print("minikernel:", np.round(seen["minikernel"][0][0], 6).tolist(), np.round(seen["minikernel"][1], 6).tolist())
+print("same grad_input, grad_output and x.grad:", all(np.allclose(a, b) for a, b in zip(
+    np.concatenate([np.ravel(v) for v in seen["torch"]]), np.concatenate([np.ravel(v) for v in seen["minikernel"]]))))
+
+# %% [markdown]
+# And the whole backward order of the two-layer network, torch's beside yours:
+
+# %%
+torch.manual_seed(0)
+torch_mlp = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.ReLU(), torch.nn.Linear(4, 3))
+with CallTrace(torch_mlp, forward=False) as torch_trace:
+    torch_mlp(torch.randn(5, 2, requires_grad=True)).sum().backward()
+print(torch_trace)
+
+# %%
+torch.manual_seed(0)
+mk_mlp = mknn.Sequential(mknn.Linear(2, 4), mknn.ReLU(), mknn.Linear(4, 3))
+with CallTrace(mk_mlp, forward=False) as mk_trace:
+    F.sum(mk_mlp(mk.Tensor.from_torch(torch.randn(5, 2)).requires_grad_())).backward()
+print("same events as torch:", mk_trace.events == torch_trace.events)
+
+# %% [markdown]
+# ## 6. Tensor hooks and module hooks
+#
+# Three places to hang a backward hook, from the finest to the coarsest:
+#
+# * a **tensor** hook, `t.register_hook(fn(grad))`: runs when the gradient of that one
+#   tensor is ready (chapter 03); a returned tensor replaces it;
+# * a **node** hook, `t.grad_fn.register_hook(fn(grad_inputs, grad_outputs))`: one
+#   recorded operation — what the deprecated module hook used;
+# * a **module** hook: the gradients at the module's borders, whatever happens inside.
+#
+# The module's `grad_output` is the gradient of its output tensor, which a tensor hook
+# on that output sees too — the tensor hook first, since it runs as that gradient
+# reaches the output's node:
+
+# %%
+lin = torch.nn.Linear(2, 2)
+lin.register_full_backward_hook(lambda m, gin, gout: print("module hook, grad_output:", gout[0]))
+out = lin(torch.ones(1, 2, requires_grad=True))
+out.register_hook(lambda grad: print("tensor hook on the output:", grad))
+(out * torch.tensor([[1.0, 10.0]])).sum().backward()
+
+# %% [markdown]
+# ## 7. What hooks are used for
+#
+# **Capturing activations.** A forward hook on an inner layer copies its output
+# out — features for another model, or statistics for a dashboard — without
+# changing `forward`:
+
+# %%
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+features = {}
+capture = model[1].register_forward_hook(lambda m, args, out: features.update(hidden=out.detach()))
+logits = model(torch.randn(4, 2))
+capture.remove()
+print("hidden features:", tuple(features["hidden"].shape), " fraction zero after ReLU:",
+      (features["hidden"] == 0).float().mean().item())
+
+# %% [markdown]
+# **Clipping gradients.** A tensor hook on each parameter replaces its gradient
+# before it is accumulated into `.grad`:
+
+# %%
+x, target = torch.randn(16, 2), torch.randint(0, 3, (16,))
+loss = torch.nn.functional.cross_entropy(model(x), target)
+loss.backward(retain_graph=True)
+print("largest gradient entry, unclipped:", round(max(p.grad.abs().max().item() for p in model.parameters()), 4))
+model.zero_grad()
+clips = [p.register_hook(lambda grad: grad.clamp(-0.05, 0.05)) for p in model.parameters()]
+loss.backward()
+print("largest gradient entry, clipped:  ", round(max(p.grad.abs().max().item() for p in model.parameters()), 4))
+for h in clips:
+    h.remove()
+
+# %% [markdown]
+# **Finding where a NaN first appears.** A global forward hook checks every
+# module's output; the first module whose output is not finite is the culprit (its
+# input was still fine, or its own pre-check would have fired first). Here a
+# `Log` layer meets a negative input:
+
+# %%
+class Log(torch.nn.Module):
+    def forward(self, x):
+        return torch.log(x)
+
+
+model = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.Tanh(), Log(), torch.nn.Linear(4, 1))
+names = {module: name for name, module in model.named_modules()}
+first_bad = []
+
+
+def check_finite(module, args, output):
+    if not first_bad and not torch.isfinite(output).all():
+        first_bad.append(f"{names[module]} ({type(module).__name__})")
+
+
+watch = register_module_forward_hook(check_finite)
+torch.manual_seed(1)
+out = model(torch.randn(3, 2))
+watch.remove()
+print("output:", out.flatten().tolist())
+print("first non-finite output from module", first_bad[0])
+
+# %% [markdown]
+# ## 8. Handles: removing hooks
+#
+# Every `register_*hook` returns a `RemovableHandle`. Hooks sit in an ordered dict
+# keyed by the handle's id (one counter for all hooks, never reused); flags such as
+# `with_kwargs` and `always_call` are ids in side dicts, and `remove()` deletes the id
+# everywhere. The handle holds weak references, so it keeps no module alive; a
+# `with` block removes its hook at the end. A hook may remove itself — a hook that
+# runs once:
+
+# %%
+lin = torch.nn.Linear(2, 2)
+calls = []
+once = lin.register_forward_hook(lambda m, args, out: calls.append("once") or once.remove(), with_kwargs=False)
+flagged = lin.register_forward_hook(lambda m, args, kwargs, out: calls.append("with kwargs"), with_kwargs=True)
+for _ in range(3):
+    lin(torch.ones(2))
+print(calls)
+print("hooks:", len(lin._forward_hooks), " with_kwargs flags:", len(lin._forward_hooks_with_kwargs))
+flagged.remove()
+print("hooks:", len(lin._forward_hooks), " with_kwargs flags:", len(lin._forward_hooks_with_kwargs))
+with lin.register_forward_hook(lambda m, args, out: calls.append("inside with")):
+    lin(torch.ones(2))
+lin(torch.ones(2))
+print(calls[-1:], "then no more")
+
+# %% [markdown]
+# ## Exercise 4.4 — remove_hook
+#
+# `minikernel.nn.RemovableHandle` is `minikernel.graph.RemovableHandle` (the tensor
+# hooks' handle, same id counter) plus weak references to the hook dict and the flag
+# dicts. Its `remove()` calls your `remove_hook(handle)` (`minikernel/nn/hooks.py`):
+
+# %%
+box = mknn.Sequential()
+flag = box.register_forward_hook(lambda m, args, kwargs, out: None, with_kwargs=True)
+flag.remove()
+print("hooks:", len(box._forward_hooks), " with_kwargs flags:", len(box._forward_hooks_with_kwargs))
+flag.remove()  # a second time: nothing left, no error
+
+# %%
+mk_lin, mk_calls = mknn.Linear(2, 2), []
+mk_once = mk_lin.register_forward_hook(lambda m, args, out: mk_calls.append("once") or mk_once.remove())
+mk_flagged = mk_lin.register_forward_hook(lambda m, args, kwargs, out: mk_calls.append("with kwargs"),
+                                          with_kwargs=True)
+for _ in range(3):
+    mk_lin(mk.tensor([1.0, 1.0]))
+mk_flagged.remove()
+with mk_lin.register_forward_hook(lambda m, args, out: mk_calls.append("inside with")):
+    mk_lin(mk.tensor([1.0, 1.0]))
+mk_lin(mk.tensor([1.0, 1.0]))
+print("same calls as torch:", mk_calls == calls, " hooks left:", len(mk_lin._forward_hooks),
+      " flags left:", len(mk_lin._forward_hooks_with_kwargs))
+
+# %% [markdown]
+# ## 9. `state_dict` and `load_state_dict`
+#
+# `state_dict()` walks the tree and names every parameter and *persistent* buffer by
+# its attribute path; the values are detached (same memory, no history).
+# `load_state_dict` copies values in place and, with `strict=True` (the default),
+# refuses keys that are missing or unexpected — listing every one:
+
+# %%
+net = Net()
+print(list(net.state_dict()))
+state = dict(net.state_dict())
+del state["mean"]
+state["fc.extra"], state["other"] = torch.zeros(1), torch.zeros(1)
+try:
+    net.load_state_dict(state)
+except RuntimeError as err:
+    torch_error = str(err)
+    print("RuntimeError:", err)
+print(net.load_state_dict(state, strict=False))
+print(net.load_state_dict(net.state_dict()))
+
+# %% [markdown]
+# ## Exercise 4.5 — module_state_dict, load_from_state_dict
+#
+# `minikernel/nn/state.py`: `module_state_dict` writes one module's parameters and
+# persistent buffers under its prefix and recurses into the children through their
+# `state_dict` method; `load_from_state_dict` does one module's part of loading
+# (`load_state_dict` walks the tree, hands each module the entries under its prefix,
+# and turns the lists it collects into torch's error). On a module built with the
+# `register_*` methods:
+
+# %%
+bare = mknn.Sequential()
+bare.register_parameter("weight", mknn.Parameter(mk.tensor([1.0, 2.0])))
+bare.register_buffer("count", mk.tensor([0.0]))
+bare.register_buffer("mask", mk.tensor([1.0, 1.0]), persistent=False)
+bare.add_module("head", mknn.Sequential())
+bare.head.register_parameter("bias", mknn.Parameter(mk.tensor([0.5])))
+print(list(bare.state_dict()))
+
+# %%
+mk_net = MkNet()
+print("same keys as torch:", list(mk_net.state_dict()) == list(Net().state_dict()))
+mk_state = dict(mk_net.state_dict())
+del mk_state["mean"]
+mk_state["fc.extra"], mk_state["other"] = mk.tensor([0.0]), mk.tensor([0.0])
+try:
+    mk_net.load_state_dict(mk_state)
+except RuntimeError as err:
+    print("RuntimeError:", err)
+    print("same message as torch:", str(err).replace("MkNet", "Net") == torch_error)
+print(mk_net.load_state_dict(mk_state, strict=False))
+
+# %% [markdown]
+# A torch model's weights load into the minikernel one (converted tensor by tensor),
+# after which both compute the same outputs:
+
+# %%
+torch_net, mk_net = Net(), MkNet()
+mk_net.load_state_dict({k: mk.Tensor.from_torch(v.clone()) for k, v in torch_net.state_dict().items()})
+inp = torch.randn(4, 2)
+print("same outputs:", np.allclose(torch_net(inp).detach().numpy(), mk_net(mk.Tensor.from_torch(inp)).to_numpy(),
+                                   atol=1e-6))
+
+# %% [markdown]
+# ## 10. A live dashboard of a small training run
+#
+# Forward hooks on every layer feed `widgets.Dashboard`: per layer, the activation
+# mean/std and histogram; per parameter, the gradient norm; and the loss and the
+# learning rate. With a visdom server running (`make dashboard`, or `make lab`,
+# which starts one beside JupyterLab; by hand: `python -m visdom.server`), it
+# streams to http://127.0.0.1:8097 in env `ch04` while training runs; visdom keeps
+# plots only in memory, so they are gone when the server stops unless you save the
+# env from its page. Without a server it says so and draws the same panels here.
+#
+# The data: two-dimensional spirals, three classes, 300 points; the model an MLP.
+
+# %%
+gen = torch.Generator().manual_seed(0)
+n, classes = 100, 3
+radius = torch.linspace(0.05, 1, n).repeat(classes)
+angle = torch.cat([torch.linspace(c * 4.0, (c + 1) * 4.0, n) for c in range(classes)]) + 0.2 * torch.randn(
+    n * classes, generator=gen)
+points = torch.stack([radius * torch.sin(angle), radius * torch.cos(angle)], dim=1)
+labels = torch.arange(classes).repeat_interleave(n)
+print(points.shape, labels.bincount().tolist())
+
+# %%
+torch.manual_seed(0)
+spiral_net = torch.nn.Sequential(torch.nn.Linear(2, 32), torch.nn.ReLU(), torch.nn.Linear(32, 32), torch.nn.ReLU(),
+                                 torch.nn.Linear(32, 3))
+initial_state = {k: v.clone() for k, v in spiral_net.state_dict().items()}
+opt = torch.optim.SGD(spiral_net.parameters(), lr=0.5)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from widgets.dashboard import Dashboard
+
+dashboard = Dashboard(spiral_net, env="ch04", optimizer=opt, live=False, every=10)
+
+# %%
+losses = []
+for step in range(300):
+    opt.zero_grad()
+    loss = torch.nn.functional.cross_entropy(spiral_net(points), labels)
+    loss.backward()
+    dashboard.log(step, run="torch", loss=loss.item())
+    opt.step()
+    losses.append(loss.item())
+accuracy = (spiral_net(points).argmax(dim=1) == labels).float().mean().item()
+print(f"loss {losses[0]:.2f} -> below 0.2: {losses[-1] < 0.2}; training accuracy above 80%: {accuracy > 0.8}")
+print("watched layers:", dashboard.watched)
+
+# %% [markdown]
+# The dashboard's hooks are forward hooks like any other, so it watches a
+# minikernel model just the same — through your 4.2 runners. The same network from
+# the same starting weights (copied with `load_state_dict`), the same plain
+# gradient descent written with `minikernel.functions`, the cross-entropy as
+# `-mean(log_softmax(z)[label])`:
+
+# %%
+mk_spiral = mknn.Sequential(mknn.Linear(2, 32), mknn.ReLU(), mknn.Linear(32, 32), mknn.ReLU(), mknn.Linear(32, 3))
+mk_spiral.load_state_dict({k: mk.Tensor.from_torch(v.clone()) for k, v in initial_state.items()})
+mk_points, one_hot = mk.Tensor.from_torch(points), mk.Tensor.from_torch(torch.eye(classes)[labels])
+dashboard.watch(mk_spiral)
+mk_losses = []
+for step in range(300):
+    z = mk_spiral(mk_points)
+    shifted = F.sub(z, F.max(z, 1, keepdim=True).values)
+    log_probs = F.sub(shifted, F.log(F.sum(F.exp(shifted), 1, keepdim=True)))
+    loss = F.neg(F.mean(F.sum(F.mul(log_probs, one_hot), 1)))
+    mk_spiral.zero_grad()
+    loss.backward()
+    dashboard.log(step, run="minikernel", loss=loss.item())
+    with mk.no_grad():
+        for p in mk_spiral.parameters():
+            p.sub_(F.mul(p.grad, 0.5))
+    mk_losses.append(loss.item())
+print("minikernel's loss curve is torch's:", np.allclose(mk_losses, losses, rtol=1e-3, atol=1e-4))
+
+# %% [markdown]
+# Both runs on the dashboard (in visdom when a server runs, env `ch04`): the two loss
+# lines lie on top of each other; per layer, the activations of the last model
+# watched; per parameter, the gradient norms.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+dashboard.show()
+dashboard.close()
+
+# %% [markdown]
+# ## 11. hiddenlayer: History and Canvas
+#
+# The notes draw training curves with hiddenlayer 0.3: a `History` records metrics
+# by step, and a `Canvas` redraws them while training runs. Both still work on
+# today's PyTorch (the loss is converted with `.item()`, the weight with
+# `.detach().numpy()`); its graph drawing, `hl.build_graph`, does not — it calls a
+# private `torch.onnx` function that PyTorch 2 no longer has:
+
+# %%
+import hiddenlayer as hl
+
+try:
+    hl.build_graph(spiral_net, torch.zeros(1, 2))
+except AttributeError as err:
+    print("AttributeError:", err)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+torch.manual_seed(0)
+hl_net = torch.nn.Sequential(torch.nn.Linear(2, 32), torch.nn.ReLU(), torch.nn.Linear(32, 3))
+hl_opt = torch.optim.Adam(hl_net.parameters(), lr=0.02)
+history, canvas = hl.History(), hl.Canvas()
+for step in range(200):
+    hl_opt.zero_grad()
+    logits = hl_net(points)
+    loss = torch.nn.functional.cross_entropy(logits, labels)
+    loss.backward()
+    hl_opt.step()
+    if step % 20 == 19:
+        history.log(step, loss=loss.item(), accuracy=(logits.argmax(1) == labels).float().mean().item(),
+                    hidden_weight=hl_net[0].weight.detach().numpy().copy())
+        with canvas:
+            canvas.draw_plot(history["loss"])
+            canvas.draw_plot(history["accuracy"])
+            canvas.draw_image(history["hidden_weight"])
+
+# %%
+print("steps logged:", history.steps)
+print("metrics:", sorted(history.metrics))
+
+# %% [markdown]
+# ## Grade chapter 04
+#
+# Runs the tests of every exercise 4.x against PyTorch: the same module trees built
+# in both (chains, branches, a child called twice, a module shared by two parents),
+# recording hooks of every kind hung on them, and the order, arguments and
+# replacements compared call for call; removal before and during calls; exceptions
+# raised inside hooks; state dicts with missing, unexpected, reshaped and non-tensor
+# entries.
+
+# %%
+mk.grade("4.*")
