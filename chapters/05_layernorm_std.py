@@ -688,7 +688,44 @@ from widgets import norm_explorer
 norm_explorer((2, 3, 4), kind="BatchNorm")
 
 # %% [markdown]
-# ## 10. How fast
+# ## 10. `nn.LayerNorm` on your kernels
+#
+# `minikernel.nn.functional.layer_norm` is an autograd `Function` (chapter 03):
+# its forward calls `native_layer_norm` — your 5.4 — and saves `mean` and `rstd`;
+# its backward calls `native_layer_norm_backward` — your 5.5 — with them, exactly
+# PyTorch's `NativeLayerNormBackward0`. `minikernel.nn.LayerNorm` is the Module
+# around it (chapter 04), with `torch.nn.LayerNorm`'s arguments, parameters (ones
+# and zeros) and repr. PyTorch:
+
+# %%
+torch.manual_seed(11)
+xm = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
+tln = torch.nn.LayerNorm((3, 4), dtype=torch.float64)
+tout = tln(xm)
+print(tln, "|", tout.grad_fn.name())
+
+# %% [markdown]
+# Yours, on the same input, gradients through your backward kernel:
+
+# %%
+mln = mk.nn.LayerNorm((3, 4), dtype="float64")
+mx = Tensor.from_torch(xm.detach().clone()).requires_grad_()
+mout = mln(mx)
+print(mln, "|", mout.grad_fn.name())
+
+# %%
+mln = mk.nn.LayerNorm((3, 4), dtype="float64")
+mx = Tensor.from_torch(xm.detach().clone()).requires_grad_()
+ym = mln(mx)
+mk.functions.sum(mk.functions.mul(ym, ym)).backward()  # the loss sum(y**2)
+(tln(xm) ** 2).sum().backward()
+print("repr as torch's:", repr(mln) == repr(tln))
+for name, mine, theirs in [("x", mx.grad, xm.grad), ("weight", mln.weight.grad, tln.weight.grad),
+                           ("bias", mln.bias.grad, tln.bias.grad)]:
+    print(f"grad of {name:6}:", "ok" if torch.allclose(mine.to_torch(), theirs) else "DIFFERENT")
+
+# %% [markdown]
+# ## 11. How fast
 #
 # `python -m minikernel bench -k ch05` times the reference kernels against PyTorch
 # on a 4096 × 1024 float32 LayerNorm: `native_layer_norm` against
