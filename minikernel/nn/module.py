@@ -16,13 +16,13 @@ A Module is a plain Python object with a few dicts that ``__init__`` creates
 ``self.fc = Linear(2, 3)`` lands in ``_modules`` because ``Module.__setattr__``
 sorts what is assigned (exercise 4.1, ``module_setattr`` below), and reading
 ``self.fc`` finds it again through ``__getattr__``. Calling ``model(x)`` runs
-``_call_impl``: global then module forward pre-hooks, ``forward``, global then
+``_call_impl`` (``module_hooks.py``, with the ``register_*hook`` methods): global
+then module forward pre-hooks, ``forward``, global then
 module forward hooks (exercise 4.2, ``hooks.py``), with the full backward hooks
 set up around it (exercise 4.3, ``backward_hooks.py``).
 """
 from __future__ import annotations
 
-import warnings
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Mapping, Optional
 
@@ -31,15 +31,12 @@ import numpy as np
 from .. import values as V
 from ..exercise import exercise
 from ..tensor import Tensor
-from . import backward_hooks as BH
-from . import hooks as H
 from . import state as S
 from .hooks import (RemovableHandle, register_module_backward_hook, register_module_forward_hook,  # noqa: F401
                     register_module_forward_pre_hook, register_module_full_backward_hook,
                     register_module_full_backward_pre_hook)
+from .module_hooks import HookMethods
 from .parameter import Parameter
-
-Hook = Callable[..., Any]
 
 
 def typename(obj: Any) -> str:
@@ -66,7 +63,7 @@ def _addindent(text: str, spaces: int) -> str:
     return "\n".join([first] + [(" " * spaces + line) if line.strip() else "" for line in rest])
 
 
-class Module:
+class Module(HookMethods):
     """Base class for all neural network modules (``torch.nn.Module``).
 
     Subclass it, assign parameters, buffers and submodules as attributes in
@@ -194,167 +191,6 @@ class Module:
     def __dir__(self) -> list[str]:
         keys = [*dir(type(self)), *self.__dict__, *self._parameters, *self._modules, *self._buffers]
         return sorted(k for k in keys if not k[0].isdigit())
-
-    # ------------------------------------------------------------------ hooks
-    def register_forward_pre_hook(self, hook: Hook, *, prepend: bool = False,
-                                  with_kwargs: bool = False) -> RemovableHandle:
-        """Run ``hook(module, args) -> None or new args`` before every ``forward``.
-
-        Args:
-            hook: a single returned value is wrapped into a 1-tuple; with
-                ``with_kwargs`` the hook is ``hook(module, args, kwargs) -> None or
-                (new_args, new_kwargs)``.
-            prepend (bool, optional): run before the hooks already registered. Default: ``False``
-            with_kwargs (bool, optional): also pass (and let it replace) the keyword arguments.
-                Default: ``False``
-
-        Example::
-
-            >>> handle = model.register_forward_pre_hook(lambda module, args: (args[0] * 2,))
-        """
-        flags = [self._forward_pre_hooks_with_kwargs] if with_kwargs else []
-        return H.add_hook(self._forward_pre_hooks, hook, prepend=prepend, flags=flags,
-                          extra_dicts=[self._forward_pre_hooks_with_kwargs])
-
-    def register_forward_hook(self, hook: Hook, *, prepend: bool = False, with_kwargs: bool = False,
-                              always_call: bool = False) -> RemovableHandle:
-        """Run ``hook(module, args, output) -> None or new output`` after every ``forward``.
-
-        Args:
-            hook: ``args`` are the positional arguments forward received; with
-                ``with_kwargs`` the hook is ``hook(module, args, kwargs, output)``.
-            prepend (bool, optional): run before the hooks already registered. Default: ``False``
-            with_kwargs (bool, optional): pass the keyword arguments too. Default: ``False``
-            always_call (bool, optional): run even when the call raises. Default: ``False``
-
-        Example::
-
-            >>> acts = {}
-            >>> handle = model[0].register_forward_hook(lambda module, args, out: acts.update(fc1=out))
-        """
-        flags = [d for d, on in ((self._forward_hooks_with_kwargs, with_kwargs),
-                                 (self._forward_hooks_always_called, always_call)) if on]
-        return H.add_hook(self._forward_hooks, hook, prepend=prepend, flags=flags,
-                          extra_dicts=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
-
-    def register_full_backward_pre_hook(self, hook: Hook, prepend: bool = False) -> RemovableHandle:
-        """Run ``hook(module, grad_output) -> None or new grad_output`` when the gradients of the
-        module's outputs are known, before they flow into the module.
-
-        Args:
-            hook: ``grad_output`` has one entry per output (None for non-tensors).
-            prepend (bool, optional): run before the hooks already registered. Default: ``False``
-        """
-        return H.add_hook(self._backward_pre_hooks, hook, prepend=prepend)
-
-    def register_full_backward_hook(self, hook: Hook, prepend: bool = False) -> RemovableHandle:
-        """Run ``hook(module, grad_input, grad_output) -> None or new grad_input`` once the gradients
-        of the module's inputs are computed.
-
-        Args:
-            hook: ``grad_input`` has one entry per positional argument of the call
-                (None for non-tensors); the gradients of parameters are not in it.
-            prepend (bool, optional): run before the hooks already registered. Default: ``False``
-
-        Example::
-
-            >>> handle = model.register_full_backward_hook(lambda m, gin, gout: print(gout[0].shape))
-        """
-        self._claim_backward_kind(full=True)
-        return H.add_hook(self._backward_hooks, hook, prepend=prepend)
-
-    def register_backward_hook(self, hook: Hook) -> RemovableHandle:
-        """Deprecated: ``hook(module, grad_input, grad_output)`` hung on the ``grad_fn`` of the
-        first output tensor, so ``grad_input`` is that one node's inputs, not the module's.
-        Use ``register_full_backward_hook``."""
-        self._claim_backward_kind(full=False)
-        return H.add_hook(self._backward_hooks, hook)
-
-    def _claim_backward_kind(self, full: bool) -> None:
-        if self._is_full_backward_hook is (not full):
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
-                               "Please use only one of them.")
-        object.__setattr__(self, "_is_full_backward_hook", full)
-
-    def _get_backward_hooks(self) -> tuple[list[Hook], list[Hook]]:
-        """(full, non-full) backward hooks of a call: the global ones first. A list, taken at
-        call time: a hook removed between forward and backward still runs in that backward."""
-        full: list[Hook] = []
-        non_full: list[Hook] = []
-        for is_full, hooks in ((H._global_is_full_backward_hook, H._global_backward_hooks),
-                               (self._is_full_backward_hook, self._backward_hooks)):
-            if is_full is True:
-                full += hooks.values()
-            elif is_full is False:
-                non_full += hooks.values()
-        return full, non_full
-
-    def _get_backward_pre_hooks(self) -> list[Hook]:
-        return [*H._global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
-
-    # ------------------------------------------------------------------- call
-    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
-        """``module(*args, **kwargs)``: ``forward`` wrapped in the hooks (``torch.nn.Module._call_impl``).
-
-        1. no hook anywhere: just ``forward``;
-        2. forward pre-hooks, global then the module's (4.2);
-        3. full backward hooks / backward pre-hooks: inputs through the identity node (4.3);
-        4. ``forward``;
-        5. forward hooks, global then the module's (4.2);
-        6. outputs through the identity node (4.3); deprecated non-full hooks on the output's grad_fn.
-
-        If anything raises, the ``always_call`` forward hooks that have not run yet run, then the
-        exception propagates.
-        """
-        forward_call = self.forward
-        if not H.has_any_hook(self):
-            return forward_call(*args, **kwargs)
-        call = H.ModuleCall(args, kwargs)
-        try:
-            full_hooks, non_full_hooks, pre_hooks = [], [], []
-            if self._backward_pre_hooks or H._global_backward_pre_hooks:
-                pre_hooks = self._get_backward_pre_hooks()
-            if self._backward_hooks or H._global_backward_hooks:
-                full_hooks, non_full_hooks = self._get_backward_hooks()
-            if H._global_forward_pre_hooks or self._forward_pre_hooks:
-                H.run_forward_pre_hooks(self, call)
-            bw_hook = None
-            if full_hooks or pre_hooks:
-                bw_hook = BH.BackwardHook(self, full_hooks, pre_hooks)
-                call.args = BH.setup_input_hook(bw_hook, call.args)
-            call.result = forward_call(*call.args, **call.kwargs)
-            if H._global_forward_hooks or self._forward_hooks:
-                H.run_forward_hooks(self, call)
-            if bw_hook:
-                if not isinstance(call.result, (Tensor, tuple)):
-                    warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
-                                  f"Tensors but received {type(call.result)}", stacklevel=2)
-                call.result = BH.setup_output_hook(bw_hook, call.result)
-            if non_full_hooks:
-                BH.register_non_full_backward_hooks(self, call.args, call.result, non_full_hooks)
-            return call.result
-        except Exception:
-            self._run_always_called_hooks(call)
-            raise
-
-    __call__ = _call_impl
-
-    def _run_always_called_hooks(self, call: H.ModuleCall) -> None:
-        """After an exception: the ``always_call`` forward hooks that did not run yet; their own
-        errors become warnings, so the original exception is the one that propagates."""
-        for where, hooks, always, with_kwargs in (
-                ("global module", H._global_forward_hooks, H._global_forward_hooks_always_called, {}),
-                ("module", self._forward_hooks, self._forward_hooks_always_called, self._forward_hooks_with_kwargs)):
-            for hook_id, hook in list(hooks.items()):
-                if hook_id not in always or hook_id in call.called:
-                    continue
-                try:
-                    out = (hook(self, call.args, call.kwargs, call.result) if hook_id in with_kwargs
-                           else hook(self, call.args, call.result))
-                    call.result = call.result if out is None else out
-                except Exception as err:  # noqa: BLE001 - reported, the first error wins
-                    warnings.warn(f"{where} forward hook with ``always_call=True`` raised an exception that was "
-                                  f"silenced as another error was raised in forward: {err}", stacklevel=3)
 
     # -------------------------------------------------------------- traversal
     def named_modules(self, memo: Optional[set] = None, prefix: str = "",

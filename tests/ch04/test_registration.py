@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, strategies as st
 
 import minikernel.nn as mknn
-from tests.ch04.twins import CLASSES, FRAMEWORKS, MK, TORCH, outcome, plain, same, summary
+from tests.ch04.twins import CLASSES, FRAMEWORKS, MK, outcome, plain, same, summary
 
 NAMES = ["w", "b", "sub", "count", "training"]
 KINDS = ["param", "tensor", "module", "int", "none"]
