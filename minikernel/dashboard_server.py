@@ -145,6 +145,9 @@ def serve(port: int, env_path: Path) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)
+    # Started in the background by a shell, a process inherits SIGINT ignored;
+    # Ctrl-C (or kill -INT) must still stop the server.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     env_path.mkdir(parents=True, exist_ok=True)
     try:
         # base_url "" is what visdom's own command line passes for "/" (routes are
