@@ -119,10 +119,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-k", dest="match", default="", help="only rows whose name contains this")
     parser.add_argument("--allreduce", action="store_true",
                         help="time ring vs naive vs dist.all_reduce across rank processes (chapter 07)")
+    parser.add_argument("--world", type=int, action="append", metavar="N",
+                        help="with --allreduce: only this world size (repeatable; default 2 and 4)")
+    parser.add_argument("--size", action="append", choices=["1K", "1M", "16M"],
+                        help="with --allreduce: only this buffer size (repeatable; default all three)")
     args = parser.parse_args(argv)
     if args.allreduce:
         from .distributed.bench import main as allreduce_main
-        return allreduce_main(json_out=args.json, quick=args.quick)
+        return allreduce_main(json_out=args.json, quick=args.quick, worlds=args.world, sizes=args.size)
+    if args.world or args.size:
+        parser.error("--world and --size go with --allreduce")
     _load_rows()
     warmup, repeat = (1, 3) if args.quick else (3, 15)
     import torch

@@ -123,14 +123,19 @@ def format_table(rows: list[AllreduceResult]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None, json_out: bool = False, quick: bool = False) -> int:
-    """Print the table (or JSON). ``quick``: 1 warm-up, 3 repeats (a smoke test, not a measurement)."""
+def main(argv: list[str] | None = None, json_out: bool = False, quick: bool = False,
+         worlds: list[int] | None = None, sizes: list[str] | None = None) -> int:
+    """Print the table (or JSON). ``quick``: 1 warm-up, 3 repeats (a smoke test, not a measurement);
+    ``worlds``/``sizes`` (labels of ``SIZES``) restrict the table, default all."""
     parser = argparse.ArgumentParser(prog="python -m minikernel bench --allreduce", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", default=json_out)
     parser.add_argument("--quick", action="store_true", default=quick)
     args = parser.parse_args(argv or [])
     warmup, repeat = (1, 3) if args.quick else (2, 15)
-    rows = measure(warmup=warmup, repeat=repeat)
+    if worlds and min(worlds) < 1:
+        raise SystemExit("--world must be at least 1")
+    rows = measure(worlds=tuple(worlds or WORLDS), sizes={s: SIZES[s] for s in (sizes or SIZES)},
+                   warmup=warmup, repeat=repeat)
     header = (f"allreduce of float32, torch {torch.__version__}, gloo, 1 thread per rank, "
               f"{torch.multiprocessing.cpu_count()} CPU cores, warm-up {warmup}, median of {repeat} "
               f"(x{SMALL_REPEAT_FACTOR} up to 1M; time of the slowest rank per run)")

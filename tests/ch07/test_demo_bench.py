@@ -49,3 +49,14 @@ def test_allreduce_bench_rows():
     table = bench.format_table(rows)
     assert "busbw GB/s" in table and table.count("\n") == len(rows)
     assert json.loads(json.dumps([vars(r) for r in rows]))  # JSON-ready
+
+
+def test_allreduce_bench_cli_restricts_worlds_and_sizes(capsys):
+    from minikernel import bench as cli
+
+    assert cli.main(["--allreduce", "--quick", "--json", "--world", "2", "--size", "1K"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    rows = rows["rows"] if isinstance(rows, dict) else rows
+    assert {(r["world_size"], r["size"]) for r in rows} == {(2, "1K")}
+    with pytest.raises(SystemExit):
+        cli.main(["--world", "2"])  # only with --allreduce
