@@ -773,7 +773,8 @@ dashboard.close()
 # by step, and a `Canvas` redraws them while training runs. Both still work on
 # today's PyTorch (the loss is converted with `.item()`, the weight with
 # `.detach().numpy()`); its graph drawing, `hl.build_graph`, does not — it calls a
-# private `torch.onnx` function that PyTorch 2 no longer has:
+# private `torch.onnx` function that PyTorch 2 no longer has (chapter 03's
+# `widgets.hiddenlayer_compat.install()` gives it a torch.fx importer instead):
 
 # %%
 import hiddenlayer as hl
