@@ -599,11 +599,11 @@ for shape, normalized in [((2, 3, 8), (8,)), ((4, 2, 3, 5), (3, 5)), ((200, 64),
 # `block_sum(partial, value)`, which returns the block's total to every thread. The
 # forward calls it twice (sum, then squared deviations); the backward's $dx$ calls it
 # twice ($\sum g$, $\sum g\hat x$); and $dw$, $db$ — sums down each column — get one
-# thread per column. PyTorch's CUDA kernels do the same with warp shuffles instead
-# of shared memory, and keep Welford triples merged with 5.3's formula. Without a
-# GPU these run on numba's CUDA simulator, with small blocks
-# (`minikernel.norm.sizes.NORM_THREADS` is 8 there, 256 on a GPU), so the examples
-# are small: rows of 19 values still span several simulated blocks' widths.
+# thread per column. PyTorch's CUDA kernels reduce inside a warp with shuffles (and
+# across warps through shared memory), carrying Welford triples that they merge with
+# 5.3's formula. Without a GPU these run on numba's CUDA simulator, with small
+# blocks (`minikernel.norm.sizes.NORM_THREADS` is 8 there, 256 on a GPU), so the
+# examples are small: a row of 19 values is more than two simulated blocks wide.
 
 # %% [markdown]
 # ## Exercise 5.6 — layer_norm_forward_gpu
