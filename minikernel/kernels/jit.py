@@ -41,6 +41,13 @@ GRAIN = 32768
 #: exception. ``reassoc``: sums may be reordered (vectorized); ``contract``: FMA.
 CPU_KERNEL_OPTIONS = dict(parallel=True, error_model="numpy", fastmath={"reassoc", "contract"})
 
+
+def _options_text() -> str:
+    """``CPU_KERNEL_OPTIONS`` as text that is the same in every process: a set's repr
+    follows string hashing, which Python salts per process, so sort its members."""
+    return repr([(k, sorted(v) if isinstance(v, (set, frozenset)) else v)
+                 for k, v in sorted(CPU_KERNEL_OPTIONS.items())])
+
 _NUMBA_SUBSET = (
     "Kernels call it from compiled code, so it must stay within numba's nopython subset: "
     "integers, the int64 arrays it is given, for-loops over range() or zip(), arithmetic and "
@@ -201,7 +208,7 @@ def _enable_cache(dispatcher, fn: Callable) -> None:
         return  # no writable place for a cache: compile in every process instead
     sources = _helper_sources()
     parts = [_source_bytes(sources[n][1]()) for n in helpers_used(fn)]
-    parts += [_source_bytes(scalar_ops), _source_bytes(sizes), repr(sorted(CPU_KERNEL_OPTIONS.items())).encode()]
+    parts += [_source_bytes(scalar_ops), _source_bytes(sizes), _options_text().encode()]
     stamp = hashlib.sha256(b"\0".join(parts)).hexdigest()
     index_file = getattr(cache, "_cache_file", None)
     if index_file is None or not hasattr(index_file, "_source_stamp"):
