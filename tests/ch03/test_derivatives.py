@@ -133,10 +133,9 @@ def test_max_dim_backward_like_torch(shape, data):
 
 
 # ------------------------------------------- through the engine, twice (create_graph)
+@pytest.mark.exercise("3.3")
 @pytest.mark.exercise("3.4")
 @pytest.mark.exercise("3.5")
-@pytest.mark.exercise("3.3")
-@pytest.mark.exercise("3.2")
 @pytest.mark.parametrize("fn", [
     lambda a, b: (a * b / (b + 2)) ** 3,
     lambda a, b: (a @ b.t()).pow(2).sum(0),
