@@ -29,6 +29,11 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+try:
+    from .ports import find_free_port, port_is_free
+except ImportError:  # imported by lab.py run as a plain script
+    from ports import find_free_port, port_is_free  # type: ignore[no-redef]
+
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "tools" / "visdom_assets.json"
 HOST = "127.0.0.1"
@@ -76,17 +81,6 @@ def missing_assets(static: Path | None = None) -> list[str]:
 
 
 # ---------------------------------------------------------------- ports and probes
-
-
-def port_is_free(port: int, host: str = HOST) -> bool:
-    """Whether a server could listen on ``host:port`` now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    return True
 
 
 def is_visdom(url: str, timeout: float = 1.0) -> bool:
@@ -184,8 +178,9 @@ def start_beside_lab(port: int = DEFAULT_PORT, preexec_fn=None) -> tuple[str | N
     if is_visdom(url):
         return url, None, f"using the visdom server already running at {url}"
     if not port_is_free(port):
-        port = next((p for p in range(port + 1, port + PORT_SEARCH) if port_is_free(p)), 0)
-        if not port:
+        try:
+            port = find_free_port(port + 1, PORT_SEARCH - 1, HOST)
+        except OSError:
             return None, None, "no free port for visdom; dashboards will draw inline"
         url = url_for(port)
     process = subprocess.Popen([sys.executable, "-m", "minikernel", "dashboard", "--port", str(port)],

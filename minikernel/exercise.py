@@ -191,3 +191,13 @@ def stub_exercise_id(exc: BaseException) -> str | None:
         if match:
             return match.group(1)
     return None
+
+
+def finish_message(exc: BaseException, doing: str) -> str | None:
+    """What a widget shows instead of a stub's traceback: ``"Finish exercise 1.2
+    (index_to_position) <doing>"``; None when ``exc`` is not a stub's error."""
+    which = stub_exercise_id(exc)
+    if which is None:
+        return None
+    name = re.search(r"\(([^)]*)\)", str(exc))
+    return f"Finish exercise {which}{f' ({name[1]})' if name else ''} {doing}"

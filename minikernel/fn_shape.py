@@ -17,6 +17,7 @@ from . import functions as F
 from . import values as V
 from .autograd import Function
 from .fn_pointwise import _reduce_to
+from .ops import _C_NAMES, _SCALAR_NAMES
 from .tensor import Tensor, _wrap_dim
 
 _np = V.array
@@ -61,7 +62,7 @@ class Mean(Function):
     def forward(ctx, x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
         if x.dtype.kind != "f":
             raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
-                               "point or complex dtype. Got: Long")
+                               f"point or complex dtype. Got: {_SCALAR_NAMES[x.dtype]}")
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, _dims(dim, x.ndim), keepdim
         ctx.count = int(np.prod([x.shape[d] for d in ctx.dims])) if x.ndim else 1
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -135,7 +136,8 @@ class Matmul(Function):
             raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                                f"{a.ndim}D and {b.ndim}D")
         if a.dtype != b.dtype:
-            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype}")
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                               f"{_C_NAMES[a.dtype]} != {_C_NAMES[b.dtype]}")
         k, k2 = a.shape[-1], b.shape[0] if b.ndim == 1 else b.shape[-2]
         if k != k2:
             left = f"{a.shape[-2] if a.ndim > 1 else 1}x{k}"
@@ -188,7 +190,7 @@ class Permute(Function):
     def forward(ctx, x: Tensor, dims: tuple) -> Tensor:
         dims = tuple(_wrap_dim(d, x.ndim) for d in dims)
         if len(dims) != x.ndim or len(set(dims)) != len(dims):
-            raise RuntimeError(f"F.permute(): dims {list(dims)} must name each of the {x.ndim} dimensions once")
+            raise RuntimeError(f"permute(): dims {list(dims)} must name each of the {x.ndim} dimensions once")
         ctx.inverse = tuple(int(i) for i in np.argsort(dims))
         return V.view_of(x, np.transpose(_np(x), dims))
 

@@ -20,12 +20,13 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
+from . import ops
 from . import values as V
 from .fn_pointwise import (Add, Clone, Div, Exp, Log, Mul, Neg, Pow, PowScalarBase, PowTensor, Relu,  # noqa: F401
                            Sigmoid, Sub, Tanh, Where)
 from .fn_shape import (Dot, Expand, Index, Matmul, Max, MaxDim, MaxResult, Mean, MeanDim, Mm, Permute,  # noqa: F401
                        Sum, SumDim, T, Transpose, View)
-from .tensor import Tensor, _wrap_dim, bool_
+from .tensor import Tensor, _sizes, _wrap_dim, bool_
 
 Operand = Union[Tensor, int, float]
 _np = V.array
@@ -205,11 +206,12 @@ def ones_like(x: Tensor) -> Tensor:
 
 
 def zeros(*shape: int, dtype=np.float32) -> Tensor:
-    return V.wrap(np.zeros(shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape, dtype))
+    """``zeros(2, 3)`` or ``zeros((2, 3))``, like torch."""
+    return V.wrap(np.zeros(_sizes(shape), dtype))
 
 
 def ones(*shape: int, dtype=np.float32) -> Tensor:
-    return V.wrap(np.ones(shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape, dtype))
+    return V.wrap(np.ones(_sizes(shape), dtype))
 
 
 # ----------------------------------------------------------------- in-place
@@ -232,11 +234,7 @@ def inplace(name: str, x: Tensor, other: Optional[Operand] = None) -> Tensor:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     source = x._alias() if recording else x
     result = _INPLACE[name](*((source,) if other is None else (source, other)))
-    if result.shape != x.shape:
-        raise RuntimeError(f"output with shape {list(x.shape)} doesn't match the broadcast shape "
-                           f"{list(result.shape)}")
-    if result.dtype.kind == "f" and x.dtype.kind != "f":
-        raise RuntimeError(f"result type Float can't be cast to the desired output type {x.type()[11:-6]}")
+    ops.check_out(f"{name}_", x, result.shape, result.dtype, "cpu", [source], inplace=True)  # torch's refusals
     np.copyto(_np(x), _np(result), casting="unsafe")
     x._bump_version()
     if recording:

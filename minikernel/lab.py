@@ -24,7 +24,6 @@ import argparse
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -33,9 +32,11 @@ import urllib.request
 from pathlib import Path
 
 try:
-    from . import dashboard_server
+    from . import dashboard_server, ports
 except ImportError:  # run as a plain script: python minikernel/lab.py
     import dashboard_server  # type: ignore[no-redef]
+    import ports  # type: ignore[no-redef]
+
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
@@ -72,25 +73,6 @@ def passthrough_setting(args: list[str], names: tuple[str, ...]) -> str | None:
     if value is not None and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         value = value[1:-1]  # traitlets accepts quoted strings: --IdentityProvider.token=''
     return value
-
-
-def port_is_free(port: int, host: str = HOST) -> bool:
-    """Whether a server could listen on ``host:port`` now (same options as tornado)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    return True
-
-
-def find_free_port(start: int = DEFAULT_PORT, tries: int = PORT_SEARCH, host: str = HOST) -> int:
-    """The first free port in ``start, start+1, ...``; OSError when all are taken."""
-    for port in range(start, start + tries):
-        if port_is_free(port, host):
-            return port
-    raise OSError(f"no free port in {start}..{start + tries - 1} on {host}")
 
 
 def _http_status(url: str, token: str | None = None, timeout: float = 2.0) -> int | None:
@@ -169,13 +151,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.port is not None:
             port = args.port
-            if not port_is_free(port, HOST):
+            if not ports.port_is_free(port, HOST):
                 say(f"port {port} is in use; pick another with --port, or leave --port out")
                 return 2
         elif port_arg is not None:
             port = int(port_arg)
         else:
-            port = find_free_port()
+            port = ports.find_free_port(DEFAULT_PORT, PORT_SEARCH, HOST)
     except (OSError, ValueError) as err:
         say(f"cannot choose a port: {err}")
         return 2

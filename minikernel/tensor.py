@@ -17,7 +17,7 @@ import numpy as np
 
 from . import strides as S
 from .device import Device, DeviceLike
-from .strides import Shape, Storage, Strides
+from .strides import Shape, Storage
 from .tensor_autograd import AutogradMixin, autograd_active
 from .tensor_ops import OperatorsMixin, _F
 
@@ -398,6 +398,21 @@ class Tensor(AutogradMixin, OperatorsMixin):
         text = repr(self.cpu().to_torch())  # torch writes the device before the dtype
         at = text.find(", dtype=") if ", dtype=" in text else len(text) - 1
         return f"{text[:at]}, device='cuda:0'{text[at:]}"
+
+
+def typename(obj: Any) -> str:
+    """A short type name for error messages, as ``torch.typename`` writes it:
+    ``"int"``, ``"list"``, ``"minikernel.FloatTensor"``, ``"torch.FloatTensor"``."""
+    if isinstance(obj, Tensor) or type(obj).__module__.split(".")[0] == "torch" and hasattr(obj, "is_leaf"):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module, qualname = type(obj).__module__ or "", type(obj).__qualname__
+    return qualname if module in {"", "builtins"} else f"{module}.{qualname}"
 
 
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:

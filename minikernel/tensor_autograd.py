@@ -22,8 +22,7 @@ def autograd_active(args: tuple) -> bool:
     """Whether an operation on ``args`` goes through the autograd layer (``functions.py``):
     when an operand requires grad, or while a backward pass runs. Otherwise it is
     chapter 02's kernel dispatch (``ops.py``)."""
-    return graph.backward_running() or any(getattr(a, "_requires_grad", False) or getattr(a, "grad_fn", None)
-                                           is not None for a in args)
+    return graph.backward_running() or any(isinstance(a, AutogradMixin) and a.requires_grad for a in args)
 
 
 def _F():
@@ -86,7 +85,7 @@ class AutogradMixin:
     @grad.setter
     def grad(self, value) -> None:
         if value is not None:
-            if type(value) is not type(self) and not isinstance(value, AutogradMixin):
+            if not isinstance(value, AutogradMixin):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
             if value.shape != self.shape:
@@ -181,5 +180,6 @@ class AutogradMixin:
 
     def type(self) -> str:
         """The legacy type name, like ``torch.FloatTensor``: ``minikernel.FloatTensor``."""
-        names = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}
-        return f"minikernel.{names[str(self.dtype)]}Tensor"
+        from .ops import _SCALAR_NAMES
+
+        return f"minikernel.{_SCALAR_NAMES[self.dtype]}Tensor"

@@ -68,7 +68,9 @@ def operand(x: Operand, dtype: np.dtype) -> Tensor:
         return x
     if isinstance(x, bool) or not isinstance(x, Number):
         raise TypeError(f"expected a minikernel Tensor or a Python number, got {type(x).__name__}")
-    return wrap(np.asarray(x), dtype)
+    from .ops import scalar_tensor
+
+    return scalar_tensor(x, dtype, "cpu")
 
 
 def broadcast_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:

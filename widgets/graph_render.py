@@ -217,7 +217,7 @@ def to_dot(graph: GraphInfo, active: Optional[str] = None, done: Iterable[str] =
         lines.append(f"  {n.uid} [id={_quote(f'{prefix}_{n.uid}')} label={_quote(chr(10).join(label))} "
                      f"tooltip={_quote(' | '.join(label))} fillcolor={_quote(FILL[state])}"
                      + (" penwidth=2.5" if state == "active" else "") + "];")
-    k, by_uid = 0, {n.uid: n for n in graph.nodes}
+    k = 0
     for n in graph.nodes:
         for dst, nr in n.edges:
             lines.append(f"  {n.uid} -> {dst} [id={_quote(f'{prefix}_e{k}')} tooltip="

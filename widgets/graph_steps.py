@@ -14,7 +14,6 @@ that ``retain_grad()`` receive a gradient.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
@@ -115,12 +114,6 @@ def minikernel_steps(out: MkTensor, graph: GraphInfo) -> tuple[list[Step], Optio
 def info_name(graph: GraphInfo, node: Any) -> str:
     uid = graph.uid_of(node)
     return next((n.name for n in graph.nodes if n.uid == uid), node.name())
-
-
-def finish_message(exc: BaseException, what: str) -> str:
-    """"Finish exercise 3.1 (topological_order) to …" from a stub's NotImplementedError."""
-    name = re.search(r"\(([^)]*)\)", str(exc))
-    return f"Finish exercise {stub_exercise_id(exc)}{f' ({name[1]})' if name else ''} {what}"
 
 
 def grads_match(a: Optional[tuple[Grad, ...]], b: Optional[tuple[Grad, ...]]) -> Optional[bool]:

@@ -24,11 +24,11 @@ from typing import Optional, Sequence
 import ipywidgets as W
 import torch
 
-from minikernel.exercise import stub_exercise_id
+from minikernel.exercise import finish_message, stub_exercise_id
 from minikernel.tensor import Tensor as MkTensor
 
 from .graph_render import GraphInfo, Params, describe, render_svg
-from .graph_steps import Step, finish_message, grad_text, grads_match, minikernel_steps, record_steps, torch_steps
+from .graph_steps import Step, grad_text, grads_match, minikernel_steps, record_steps, torch_steps
 
 __all__ = ["GraphViewer", "graph_viewer", "steps_html", "pane_html", "record_steps", "Step"]
 

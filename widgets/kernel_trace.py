@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from minikernel import device as dev
-from minikernel.exercise import stub_exercise_id
+from minikernel.exercise import finish_message, stub_exercise_id
 
 SCENARIOS = {
     "map, contiguous input": "gpu_map (exercise 2.6): out = -a, both 8x8 and contiguous",
@@ -352,9 +352,7 @@ def render_html(t: Trace, block: Optional[Dim] = None, thread: Optional[Dim] = N
 
 def todo_html(exc: NotImplementedError) -> str:
     """'Finish exercise N.M (name) to see this trace', from a stub's error."""
-    name = re.search(r"\(([^)]*)\)", str(exc))
-    return message_html(f"Finish exercise {stub_exercise_id(exc)}{f' ({name[1]})' if name else ''} to see this trace",
-                        "todo")
+    return message_html(finish_message(exc, "to see this trace"), "todo")
 
 
 def safe_trace(scenario: str) -> tuple[Optional[Trace], str]:

@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import html
 import itertools
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
 import ipywidgets as W
 import torch
 
-from minikernel.exercise import stub_exercise_id
+from minikernel.exercise import finish_message
 from minikernel.norm import var_mean
 from minikernel.tensor import Tensor
 
@@ -223,11 +222,8 @@ class NormExplorer(W.VBox):
         try:
             self.picture.value = render_html(self.x, self.kind.value, self.group.value)
         except NotImplementedError as exc:
-            which = stub_exercise_id(exc)
-            name = re.search(r"\(([^)]*)\)", str(exc))
             self.picture.value = message_html(
-                f"Finish exercise {which}{f' ({name[1]})' if name else ''} to see the statistics" if which
-                else f"NotImplementedError: {exc}")
+                finish_message(exc, "to see the statistics") or f"NotImplementedError: {exc}")
         except Exception as exc:  # a readable line, never a traceback
             self.picture.value = message_html(f"{type(exc).__name__}: {exc}", "error")
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import html
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -29,7 +28,7 @@ from torch.distributed import ReduceOp
 
 from minikernel.distributed.ops import Op, op_name
 from minikernel.distributed.simulate import NOTES_EXAMPLE, Counters, Data, Send, SimulatedRing
-from minikernel.exercise import stub_exercise_id
+from minikernel.exercise import finish_message
 
 MAX_RANKS = 8     #: the most ranks the circle draws legibly
 MAX_VALUES = 64   #: the most values per rank
@@ -192,11 +191,8 @@ class RingStepper(W.VBox):
         try:
             self.frames = frames(data, op)
         except NotImplementedError as exc:
-            which = stub_exercise_id(exc)
-            name = re.search(r"\(([^)]*)\)", str(exc))
             self.picture.value = message_html(
-                f"Finish exercise {which}{f' ({name[1]})' if name else ''} to step through the ring" if which
-                else f"NotImplementedError: {exc}")
+                finish_message(exc, "to step through the ring") or f"NotImplementedError: {exc}")
             self.step.disabled = self.play.disabled = True
         except Exception as exc:  # a readable line, never a traceback
             self.picture.value = message_html(f"{type(exc).__name__}: {exc}", "error")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import html
-import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -26,7 +25,7 @@ import torch
 import minikernel.amp as mk_amp
 from minikernel.amp import OptState
 from minikernel.amp import scaling as S
-from minikernel.exercise import stub_exercise_id
+from minikernel.exercise import finish_message, stub_exercise_id
 
 STAGES = tuple(s.name for s in OptState)           #: READY, UNSCALED, STEPPED
 CALLS = ("backward", "inject inf", "unscale_", "step", "update", "zero_grad")
@@ -36,8 +35,7 @@ _Y, _W, _H = 120, 130, 50
 
 def todo_message(exc: NotImplementedError, doing: str) -> str:
     """'Finish exercise 6.2 (transition) to <doing>' for a stub's error."""
-    name = re.search(r"\(([^)]*)\)", str(exc))
-    return f"Finish exercise {stub_exercise_id(exc)}{f' ({name[1]})' if name else ''} to {doing}"
+    return finish_message(exc, f"to {doing}")
 
 
 # ------------------------------------------------------------------ edges from exercise 6.2

@@ -22,7 +22,7 @@ import ipywidgets as W
 import torch
 
 from minikernel import strides as S
-from minikernel.exercise import stub_exercise_id
+from minikernel.exercise import finish_message, stub_exercise_id
 from minikernel.tensor import Tensor
 
 MAX_ELEMENTS = 256  #: the largest view or storage the explorer draws
@@ -314,9 +314,7 @@ class StrideExplorer(W.VBox):
         except NotImplementedError as exc:
             if not stub_exercise_id(exc):
                 return message_html(f"NotImplementedError: {exc}")
-            name = re.search(r"\(([^)]*)\)", str(exc))
-            return message_html(f"Finish exercise {stub_exercise_id(exc)}{f' ({name[1]})' if name else ''} "
-                                "to see this view", "todo")
+            return message_html(finish_message(exc, "to see this view"), "todo")
         except Exception as exc:  # a readable line, never a traceback
             return message_html(f"{type(exc).__name__}: {exc}")
 

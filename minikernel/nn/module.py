@@ -30,28 +30,13 @@ import numpy as np
 
 from .. import values as V
 from ..exercise import exercise
-from ..tensor import Tensor
+from ..tensor import Tensor, typename  # noqa: F401 - re-exported for error messages
 from . import state as S
 from .hooks import (RemovableHandle, register_module_backward_hook, register_module_forward_hook,  # noqa: F401
                     register_module_forward_pre_hook, register_module_full_backward_hook,
                     register_module_full_backward_pre_hook)
 from .module_hooks import HookMethods
 from .parameter import Parameter
-
-
-def typename(obj: Any) -> str:
-    """The name error messages give a value's type (``torch.typename``): ``minikernel.FloatTensor``
-    for a tensor, ``int``, ``mymodule.MyNet``."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module, qualname = type(obj).__module__ or "", type(obj).__qualname__
-    return qualname if module in {"", "builtins"} else f"{module}.{qualname}"
 
 
 def _forward_unimplemented(self, *input: Any) -> None:

@@ -30,7 +30,7 @@ import numpy as np
 from .. import values
 from ..exercise import exercise
 from ..graph import enable_grad, no_grad
-from ..tensor import Tensor
+from ..tensor import Tensor, typename
 
 ParamGroup = dict[str, Any]  #: {"params": [Tensor, ...], "lr": 0.1, ...}
 Params = Union[Iterable[Tensor], Iterable[ParamGroup], Iterable[tuple[str, Tensor]]]
@@ -45,21 +45,6 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
-
-
-def typename(obj: Any) -> str:
-    """A short type name for error messages, as ``torch.typename`` writes it:
-    ``"int"``, ``"list"``, ``"minikernel.FloatTensor"``, ``"torch.FloatTensor"``."""
-    if isinstance(obj, Tensor) or type(obj).__module__.split(".")[0] == "torch" and hasattr(obj, "is_leaf"):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module, qualname = type(obj).__module__ or "", type(obj).__qualname__
-    return qualname if module in {"", "builtins"} else f"{module}.{qualname}"
 
 
 SET_MESSAGE = ("optimizer parameters need to be organized in ordered collections, but the ordering of tensors "

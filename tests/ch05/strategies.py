@@ -7,6 +7,7 @@ import torch
 from hypothesis import strategies as st
 
 from minikernel import Tensor
+from tests.ch02.strategies import laid_out
 
 FLOATS = [torch.float32, torch.float64]
 
@@ -16,16 +17,6 @@ def randn(shape, dtype=torch.float64, seed: int = 0, scale: float = 3.0, shift: 
     return (shift + scale * torch.randn(tuple(shape), generator=g, dtype=torch.float64)).to(dtype)
 
 
-def laid_out(t: torch.Tensor, data) -> torch.Tensor:
-    """``t``'s values under a drawn layout: contiguous, transposed in memory, or every other element."""
-    choice = data.draw(st.sampled_from(["contiguous", "transposed", "sliced"]))
-    if choice == "transposed" and t.dim() >= 2:
-        return t.transpose(0, -1).contiguous().transpose(0, -1)
-    if choice == "sliced" and t.dim() >= 1:
-        wide = torch.zeros(*t.shape[:-1], 2 * t.shape[-1] + 1, dtype=t.dtype)
-        wide[..., 1::2] = t
-        return wide[..., 1::2]
-    return t
 
 
 @st.composite
