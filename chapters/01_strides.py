@@ -40,7 +40,7 @@ import torch
 
 import minikernel as mk
 from minikernel import strides as S
-from minikernel.checking import agree
+from minikernel.course.checking import agree
 
 torch.manual_seed(0)
 print(torch.__version__)

@@ -546,7 +546,7 @@ print(f"without synchronize: {1e3 * queued:.3f} ms   with synchronize: {1e3 * fi
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from minikernel.bench import median_ms
+from minikernel.course.bench.timing import median_ms
 
 t1024 = torch.randn(1024, 1024)
 m1024 = Tensor.from_torch(t1024)

@@ -47,7 +47,7 @@ from minikernel import autograd as A
 from minikernel import derivatives as D
 from minikernel import functions as F
 from minikernel import gradcheck as G
-from minikernel.checking import agree
+from minikernel.course.checking import agree
 from minikernel.custom_functions import MyReLU
 
 torch.manual_seed(0)

@@ -57,7 +57,7 @@ from torch.nn.modules.module import register_module_forward_hook, register_modul
 import minikernel as mk
 import minikernel.nn as mknn
 from minikernel import functions as F
-from minikernel.checking import agree
+from minikernel.course.checking import agree
 from minikernel.nn.tracing import CallTrace, attribute_kind
 
 torch.manual_seed(0)

@@ -52,8 +52,8 @@ import minikernel as mk
 import minikernel.amp as mk_amp
 from minikernel.amp import OptState
 from minikernel.amp import scaling as S
-from minikernel.bench import median_ms
-from minikernel.checking import agree
+from minikernel.course.bench.timing import median_ms
+from minikernel.course.checking import agree
 
 torch.manual_seed(0)
 print(torch.__version__)

@@ -425,7 +425,7 @@ print(f"yours: alpha {alpha:.4e} s, beta {beta:.4e} s/B   torch.linalg.lstsq: al
 # NBVAL_IGNORE_OUTPUT
 import matplotlib.pyplot as plt
 
-from minikernel.distributed import bench
+from minikernel.course.bench import allreduce as bench
 
 probe = [1 << k for k in range(8, 23, 2)]  # float32 elements
 one_way = run_ranks(ex.ping_pong, 2, probe)[0]

@@ -60,7 +60,7 @@ import minikernel as mk
 import minikernel.functions as F
 import minikernel.nn as mk_nn
 from minikernel import clip_grad, data, optim, saving
-from minikernel.checking import agree
+from minikernel.course.checking import agree
 from minikernel.optim import adam as mk_adam
 from minikernel.optim import lr_scheduler
 from minikernel.optim import optimizer as mk_optimizer

@@ -24,15 +24,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     if command == "grade":
-        from .grading import main as run
+        from .course.grading import main as run
     elif command == "bench":
-        from .bench import main as run
+        from .course.bench.cli import main as run
     elif command == "lab":
-        from .lab import main as run
+        from .course.lab import main as run
     elif command == "dashboard":
-        from .dashboard_server import main as run
+        from .course.dashboard_server import main as run
     elif command == "notebooks":
-        from .notebooks import main as run
+        from .course.notebooks import main as run
     else:
         print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
         return 2

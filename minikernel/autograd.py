@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence, Union
 
-from .exercise import exercise
+from .course.exercise import exercise
 from .graph import (AccumulateGrad, BackwardNode, Edge, Node, RemovableHandle, enable_grad,  # noqa: F401
                     gradient_edge, is_grad_enabled, no_grad, set_grad_enabled, walk)
 from .tensor import Tensor

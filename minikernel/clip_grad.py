@@ -19,7 +19,7 @@ from typing import Iterable, Optional, Union
 import numpy as np  # noqa: F401 - for your get_total_norm and clip_grads_with_norm_
 
 from . import values  # noqa: F401 - values.array / values.wrap, for your exercise
-from .exercise import exercise
+from .course.exercise import exercise
 from .graph import no_grad
 from .tensor import Tensor
 

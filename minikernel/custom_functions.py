@@ -22,7 +22,7 @@ them to the reference); the class is complete.
 from __future__ import annotations
 
 from .autograd import Function
-from .exercise import exercise
+from .course.exercise import exercise
 from .tensor import Tensor
 
 

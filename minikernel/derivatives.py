@@ -16,7 +16,7 @@ from __future__ import annotations
 from numbers import Number
 from typing import Optional, Sequence, Union
 
-from .exercise import exercise
+from .course.exercise import exercise
 from .tensor import Tensor
 
 Shape = tuple[int, ...]

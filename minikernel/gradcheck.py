@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .exercise import exercise
+from .course.exercise import exercise
 from .tensor import Tensor
 
 

@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .exercise import exercise
+from .course.exercise import exercise
 
 Shape = tuple[int, ...]      #: sizes of each dimension, e.g. (2, 3)
 Strides = tuple[int, ...]    #: storage steps per dimension, e.g. (3, 1)

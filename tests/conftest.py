@@ -13,7 +13,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from minikernel.exercise import stub_exercise_id
+from minikernel.course.exercise import stub_exercise_id
 
 # No "explain" phase: it traces coverage and makes every failure (a stub's too) slow.
 _COMMON = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow],

@@ -1,5 +1,5 @@
 """The live dashboard (widgets/dashboard*.py, widgets/visdom_client.py) and its
-server (minikernel/dashboard_server.py), without a browser.
+server (minikernel/course/dashboard_server.py), without a browser.
 
 The recorded numbers are checked against torch computing the same statistics on
 the same tensors; the inline fallback runs with no server; a real visdom server
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-from minikernel import dashboard_server
+from minikernel.course import dashboard_server
 from widgets import dashboard_inline
 from widgets.dashboard import Dashboard, leaf_names
 from widgets.dashboard_log import DashboardLog, activation_stats, grad_norm, panels

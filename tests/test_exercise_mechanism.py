@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import minikernel
-from minikernel import exercise as ex
+from minikernel.course import exercise as ex
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTRY = ex.registry()
@@ -100,7 +100,7 @@ def test_unknown_exercise_in_env_is_a_clear_error(spec):
 
 
 def test_one_reference_switched_on_alone():
-    code = ("import minikernel.strides as s, solutions.strides as r, minikernel.exercise as e;"
+    code = ("import minikernel.strides as s, solutions.strides as r, minikernel.course.exercise as e;"
             "print(s.index_to_position is r.index_to_position, s.to_index is r.to_index,"
             " e.registry()['1.2'].uses_reference)")
     proc = _import_in_subprocess("1.2", code)
@@ -108,7 +108,7 @@ def test_one_reference_switched_on_alone():
 
 
 def test_chapter_glob_switches_on_the_chapter():
-    code = "import minikernel.exercise as e; print(sorted(i for i, x in e.registry().items() if x.uses_reference))"
+    code = "import minikernel.course.exercise as e; print(sorted(i for i, x in e.registry().items() if x.uses_reference))"
     proc = _import_in_subprocess("1.*", code)
     assert proc.stdout.strip() == str(sorted(i for i in REGISTRY if i.startswith("1."))), proc.stderr
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from minikernel import exercise as ex
-from minikernel.grading import GradeReport, Row, CaseResult, classify
+from minikernel.course import exercise as ex
+from minikernel.course.grading import GradeReport, Row, CaseResult, classify
 
 ROOT = Path(__file__).resolve().parent.parent
 CH01 = [i for i in ex.registry() if i.startswith("1.")]

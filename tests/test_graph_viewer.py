@@ -19,7 +19,7 @@ import torch
 import minikernel
 import minikernel.autograd as A
 from minikernel import functions as F
-from minikernel.exercise import uses_reference
+from minikernel.course.exercise import uses_reference
 from widgets import GraphViewer, graph_svg
 from widgets import graph_render
 from widgets.graph_steps import grad_text, minikernel_steps, record_steps

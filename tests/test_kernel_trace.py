@@ -13,7 +13,7 @@ import ipywidgets as W
 import pytest
 
 from minikernel import device as dev
-from minikernel.exercise import uses_reference
+from minikernel.course.exercise import uses_reference
 from minikernel.kernels import sizes
 from widgets import kernel_trace
 from widgets.kernel_trace import SCENARIOS, render_html, safe_trace, trace

@@ -16,7 +16,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from minikernel.exercise import uses_reference
+from minikernel.course.exercise import uses_reference
 from widgets import norm_explorer
 from widgets.norm_explorer import KINDS, groups, render_html, sample, statistics
 

@@ -12,7 +12,7 @@ import jupytext
 import nbformat
 import pytest
 
-from minikernel import exercise as ex
+from minikernel.course import exercise as ex
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"

@@ -16,7 +16,7 @@ import torch
 from torch.distributed import ReduceOp
 
 from minikernel.distributed.simulate import NOTES_EXAMPLE
-from minikernel.exercise import uses_reference
+from minikernel.course.exercise import uses_reference
 from widgets import ring_stepper
 from widgets.ring_stepper import frames, render_html
 

@@ -17,7 +17,7 @@ import torch
 
 import minikernel.amp.scaling as S
 import solutions.amp.scaling as references_module
-from minikernel import exercise as ex
+from minikernel.course import exercise as ex
 from minikernel.amp import OptState
 from widgets import scaler_diagram
 from widgets.scaler_diagram import CALLS, Event, ScalerSession, diagram_edges, render_html

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import minikernel.strides as S
-from minikernel.exercise import stub_exercise_id, uses_reference
+from minikernel.course.exercise import stub_exercise_id, uses_reference
 from widgets import stride_explorer
 from widgets.stride_explorer import layout, operations, render_html
 

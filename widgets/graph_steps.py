@@ -23,7 +23,7 @@ import torch
 from minikernel import autograd as A
 from minikernel import functions as F
 from minikernel import values
-from minikernel.exercise import stub_exercise_id
+from minikernel.course.exercise import stub_exercise_id
 from minikernel.tensor import Tensor as MkTensor
 
 from .graph_render import GraphInfo, Params, describe, shape_text

@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 import ipywidgets as W
 import torch
 
-from minikernel.exercise import finish_message, stub_exercise_id
+from minikernel.course.exercise import finish_message, stub_exercise_id
 from minikernel.tensor import Tensor as MkTensor
 
 from .graph_render import GraphInfo, Params, describe, render_svg

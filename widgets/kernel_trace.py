@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from minikernel import device as dev
-from minikernel.exercise import finish_message, stub_exercise_id
+from minikernel.course.exercise import finish_message, stub_exercise_id
 
 SCENARIOS = {
     "map, contiguous input": "gpu_map (exercise 2.6): out = -a, both 8x8 and contiguous",

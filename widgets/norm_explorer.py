@@ -30,7 +30,7 @@ from typing import Sequence
 import ipywidgets as W
 import torch
 
-from minikernel.exercise import finish_message
+from minikernel.course.exercise import finish_message
 from minikernel.norm import var_mean
 from minikernel.tensor import Tensor
 

@@ -28,7 +28,7 @@ from torch.distributed import ReduceOp
 
 from minikernel.distributed.ops import Op, op_name
 from minikernel.distributed.simulate import NOTES_EXAMPLE, Counters, Data, Send, SimulatedRing
-from minikernel.exercise import finish_message
+from minikernel.course.exercise import finish_message
 
 MAX_RANKS = 8     #: the most ranks the circle draws legibly
 MAX_VALUES = 64   #: the most values per rank

@@ -25,7 +25,7 @@ import torch
 import minikernel.amp as mk_amp
 from minikernel.amp import OptState
 from minikernel.amp import scaling as S
-from minikernel.exercise import finish_message, stub_exercise_id
+from minikernel.course.exercise import finish_message, stub_exercise_id
 
 STAGES = tuple(s.name for s in OptState)           #: READY, UNSCALED, STEPPED
 CALLS = ("backward", "inject inf", "unscale_", "step", "update", "zero_grad")

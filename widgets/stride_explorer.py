@@ -22,7 +22,7 @@ import ipywidgets as W
 import torch
 
 from minikernel import strides as S
-from minikernel.exercise import finish_message, stub_exercise_id
+from minikernel.course.exercise import finish_message, stub_exercise_id
 from minikernel.tensor import Tensor
 
 MAX_ELEMENTS = 256  #: the largest view or storage the explorer draws

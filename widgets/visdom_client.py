@@ -24,7 +24,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from minikernel.dashboard_server import DEFAULT_PORT, URL_VARIABLE, is_visdom, url_for
+from minikernel.course.dashboard_server import DEFAULT_PORT, URL_VARIABLE, is_visdom, url_for
 
 from .dashboard_log import Panel
 

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Union
 
 import torch
 
-from ..exercise import exercise
+from ..course.exercise import exercise
 
 Tensor = torch.Tensor
 Outputs = Union[Tensor, Iterable[Any]]        #: a tensor, or (nested) lists/tuples/iterables of tensors

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
-from ..exercise import exercise
+from ..course.exercise import exercise
 
 
 class Cost(NamedTuple):

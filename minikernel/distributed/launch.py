@@ -40,7 +40,7 @@ from typing import Any, Callable, Collection
 import torch
 import torch.distributed as dist
 
-from ..exercise import stub_exercise_id
+from ..course.exercise import stub_exercise_id
 from .transport import CollectiveError
 
 DEFAULT_TIMEOUT_S = 5.0

@@ -15,7 +15,7 @@ from typing import Optional
 import torch
 from torch.distributed import ReduceOp
 
-from ..exercise import exercise
+from ..course.exercise import exercise
 from .ops import Op, check_dtype, check_op, transport_op
 from .transport import ProcessGroup, Ring, check_agreement
 

@@ -23,7 +23,7 @@ from typing import NamedTuple, Sequence, Union
 import torch
 from torch.distributed import ReduceOp
 
-from ..exercise import exercise
+from ..course.exercise import exercise
 from .ops import Op, check_dtype, check_op, combine_, op_name, transport_op
 
 Chunks = list[torch.Tensor]   #: one rank's buffer cut into world_size chunks (views into it)

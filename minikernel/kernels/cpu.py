@@ -35,7 +35,7 @@ from typing import Union
 import numpy as np
 from numba import prange  # noqa: F401 - for your kernels
 
-from ..exercise import exercise
+from ..course.exercise import exercise
 from ..strides import Shape, Storage, Strides
 from . import jit
 from .sizes import CPU_CHUNK, CPU_TILE_K, CPU_TILE_M, CPU_TILE_N, MAX_DIMS  # noqa: F401 - for your kernels

@@ -28,7 +28,7 @@ from typing import Union
 import numpy as np
 from numba import cuda  # noqa: F401 - for your kernels (the simulator swaps it in)
 
-from ..exercise import exercise
+from ..course.exercise import exercise
 from ..strides import Shape, Storage, Strides
 from . import jit
 from .sizes import MAX_DIMS, REDUCE_THREADS, THREADS, TILE  # noqa: F401 - for your kernels

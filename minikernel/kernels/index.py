@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..exercise import exercise
+from ..course.exercise import exercise
 
 IndexBuffer = np.ndarray  #: int64 array the index is written into (len(shape) elements)
 

@@ -31,7 +31,7 @@ import warnings
 from typing import Any, Callable, Iterator
 
 from .. import device
-from ..exercise import STUB_MESSAGE_RE
+from ..course.exercise import STUB_MESSAGE_RE
 
 #: Below this many elements of work a CPU kernel runs on the calling thread alone:
 #: waking the other threads would cost more than it saves (PyTorch's grain size).

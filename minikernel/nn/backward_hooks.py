@@ -28,7 +28,7 @@ from .. import values as V
 from ..autograd import Function
 from ..graph import Node, is_grad_enabled
 from ..tensor import Tensor
-from ..exercise import exercise
+from ..course.exercise import exercise
 
 Grads = tuple  #: one gradient (a Tensor) or None per argument / output of the module
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence, Union
 
 from .. import graph
-from ..exercise import exercise
+from ..course.exercise import exercise
 
 Args = tuple  #: the positional arguments of a module call
 Kwargs = dict  #: its keyword arguments

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional
 import numpy as np
 
 from .. import values as V
-from ..exercise import exercise
+from ..course.exercise import exercise
 from ..tensor import Tensor, typename  # noqa: F401 - re-exported for error messages
 from . import state as S
 from .hooks import (RemovableHandle, register_module_backward_hook, register_module_forward_hook,  # noqa: F401

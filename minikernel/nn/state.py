@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .. import values as V
-from ..exercise import exercise
+from ..course.exercise import exercise
 from ..graph import no_grad
 from ..tensor import Tensor
 

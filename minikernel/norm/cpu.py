@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange  # noqa: F401 - for your kernels
 
-from ..exercise import exercise
+from ..course.exercise import exercise
 from .sizes import CPU_ROWS_PER_TASK  # noqa: F401 - for your kernels
 
 Array = np.ndarray  #: a C-contiguous numpy array: (rows, n), (rows,) or (n,)

@@ -29,7 +29,7 @@ import math  # noqa: F401 - math.sqrt, for your kernels
 import numpy as np
 from numba import cuda
 
-from ..exercise import exercise
+from ..course.exercise import exercise
 from .cpu import Array
 from .sizes import NORM_THREADS
 

@@ -25,7 +25,7 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from ..exercise import exercise
+from ..course.exercise import exercise
 
 Scalar = Union[float, np.floating]      #: one value; np.float32 stays float32 in arithmetic
 Triple = tuple[Scalar, Scalar, Scalar]  #: (count, mean, M2), all of one type

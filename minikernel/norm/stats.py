@@ -25,7 +25,7 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
-from ..exercise import exercise
+from ..course.exercise import exercise
 from ..kernels.layout import contiguous_strides
 from ..tensor import Tensor, _wrap_dim
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .. import values
-from ..exercise import exercise
+from ..course.exercise import exercise
 from ..graph import no_grad
 from ..tensor import Tensor
 from .optimizer import Optimizer, Params

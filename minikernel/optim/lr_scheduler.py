@@ -27,7 +27,7 @@ from functools import wraps
 from typing import Any, Callable, Optional, Sequence, Union
 from weakref import ref
 
-from ..exercise import exercise
+from ..course.exercise import exercise
 from .optimizer import Optimizer
 
 LrLambda = Callable[[int], float]  #: epoch -> factor multiplying the base lr

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 import numpy as np
 
 from .. import values
-from ..exercise import exercise
+from ..course.exercise import exercise
 from ..graph import enable_grad, no_grad
 from ..tensor import Tensor, typename
 

@@ -16,7 +16,7 @@ import math
 import pytest
 import torch
 
-from minikernel import dashboard_server
+from minikernel.course import dashboard_server
 from tests.test_dashboard import free_port, start_server
 from widgets.dashboard import Dashboard
 

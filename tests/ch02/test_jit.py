@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from minikernel import exercise as ex
+from minikernel.course import exercise as ex
 from minikernel import strides
 from minikernel.kernels import jit, launch
 

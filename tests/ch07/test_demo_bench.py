@@ -12,9 +12,9 @@ import sys
 
 import pytest
 
-from minikernel.distributed import bench
+from minikernel.course.bench import allreduce as bench
 from minikernel.distributed.demo import run_torchrun
-from minikernel.exercise import uses_reference
+from minikernel.course.exercise import uses_reference
 
 RING = uses_reference("7.3")
 
@@ -52,7 +52,6 @@ def test_allreduce_bench_rows():
 
 
 def test_allreduce_bench_cli_restricts_worlds_and_sizes(capsys):
-    from minikernel import bench as cli
 
     assert cli.main(["--allreduce", "--quick", "--json", "--world", "2", "--size", "1K"]) == 0
     rows = json.loads(capsys.readouterr().out)

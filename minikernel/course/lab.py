@@ -6,7 +6,7 @@ authentication on, and prints the URL to open, token included. Ctrl-C stops it
 cleanly (running kernels are shut down).
 
 Beside it runs the visdom server of the live dashboards
-(``minikernel/dashboard_server.py``) on 127.0.0.1:8097, stopped on exit too. A
+(``minikernel/course/dashboard_server.py``) on 127.0.0.1:8097, stopped on exit too. A
 visdom server already answering there is reused (and left running); if the port
 is taken by something else the next free one is used, and the kernels learn it
 from ``MINIKERNEL_VISDOM_URL``. ``--no-dashboard`` leaves visdom out (the
@@ -15,7 +15,7 @@ dashboards then draw inline).
 Any argument this command does not know is passed on to ``jupyter lab``
 unchanged, for example ``--ServerApp.base_url=/course/`` or a notebook to open.
 
-Standard library only, so it also runs as a plain script: ``python minikernel/lab.py``.
+Standard library only, so it also runs as a plain script: ``python minikernel/course/lab.py``.
 """
 
 from __future__ import annotations
@@ -33,12 +33,12 @@ from pathlib import Path
 
 try:
     from . import dashboard_server, ports
-except ImportError:  # run as a plain script: python minikernel/lab.py
+except ImportError:  # run as a plain script: python minikernel/course/lab.py
     import dashboard_server  # type: ignore[no-redef]
     import ports  # type: ignore[no-redef]
 
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8888

@@ -34,7 +34,7 @@ try:
 except ImportError:  # imported by lab.py run as a plain script
     from ports import find_free_port, port_is_free  # type: ignore[no-redef]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ASSETS = ROOT / "tools" / "visdom_assets.json"
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8097

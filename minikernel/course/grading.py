@@ -25,7 +25,7 @@ from pathlib import Path
 
 from . import exercise as ex
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
 PER_TEST_TIMEOUT_S = 30  # a learner's infinite loop fails its test instead of hanging
 
@@ -40,7 +40,7 @@ class Row:
 
 @dataclass
 class CaseResult:
-    """What the pytest plugin records for one test (see ``_grade_plugin``)."""
+    """What the pytest plugin records for one test (see ``grade_plugin``)."""
 
     nodeid: str
     exercises: list[str]
@@ -134,7 +134,7 @@ def run(patterns: list[str] | None = None, timeout_s: int = PER_TEST_TIMEOUT_S) 
     with tempfile.TemporaryDirectory() as tmp:
         results_file = Path(tmp) / "results.json"
         cmd = [sys.executable, "-m", "pytest", *_test_paths(ids), "-q", "--no-header", "-p", "no:cacheprovider",
-               "-p", "minikernel._grade_plugin", f"--mk-ids={','.join(ids)}", f"--mk-results={results_file}",
+               "-p", "minikernel.course.grade_plugin", f"--mk-ids={','.join(ids)}", f"--mk-results={results_file}",
                f"--mk-timeout={timeout_s}", "-p", "no:timeout"]
         env = dict(os.environ, MINIKERNEL_GRADING="1", HYPOTHESIS_PROFILE="grade")
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)

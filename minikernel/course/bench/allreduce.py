@@ -25,11 +25,11 @@ from typing import Callable
 import torch
 import torch.distributed as dist
 
-from ..bench import report
+from ...distributed.launch import run_ranks
+from ...distributed.naive import naive_allreduce
+from ...distributed.ring import ring_allreduce
 from ..exercise import stub_exercise_id
-from .launch import run_ranks
-from .naive import naive_allreduce
-from .ring import ring_allreduce
+from .timing import report
 
 SIZES = {"1K": 1 << 10, "1M": 1 << 20, "16M": 1 << 24}
 SMALL, SMALL_REPEAT_FACTOR = 1 << 20, 4  #: sizes up to SMALL are repeated 4 times as often

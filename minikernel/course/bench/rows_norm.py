@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import torch
 
-from .bench import row
-from .tensor import Tensor
+from ... import device
+from ...norm import native_layer_norm, native_layer_norm_backward
+from ...tensor import Tensor
+from .timing import row
 
 ROWS, N = 4096, 1024
 _MASK = [True, True, True]
@@ -37,7 +39,6 @@ def _torch_calls(x, w, b, dy):
 
 
 def _minikernel_calls(x, w, b, dy):
-    from .norm import native_layer_norm, native_layer_norm_backward
 
     def forward():
         return native_layer_norm(x, (N,), w, b, 1e-5)
@@ -63,7 +64,6 @@ def _forward_backward():
 
 def _gpu_rows() -> None:
     """Only with a real GPU: minikernel's GPU kernels (synchronized) against torch on the CPU."""
-    from . import device
 
     if device.CUDA_BACKEND != "gpu":
         return  # the simulator runs Python threads: its timings say nothing about GPUs

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import torch
 
-from .bench import row
-from .tensor import Tensor
+from ... import device
+from ...tensor import Tensor
+from .timing import row
 
 
 @row("ch01 view of a 64x64 tensor (header only)")
@@ -70,7 +71,6 @@ for _n in (256, 512, 1024):
 
 def _gpu_rows() -> None:
     """GPU rows, only with a real GPU: minikernel's GPU kernels (synchronized) against torch's CPU."""
-    from . import device
 
     if device.CUDA_BACKEND != "gpu":
         return  # the simulator runs Python threads: timing it says nothing about GPUs
@@ -95,4 +95,3 @@ def _gpu_rows() -> None:
 
 
 _gpu_rows()
-from . import bench_rows_norm  # noqa: E402,F401 - chapter 05

@@ -1,4 +1,4 @@
-"""``python -m minikernel bench [--json] [--quick]``: time minikernel against PyTorch.
+"""Timing minikernel against PyTorch: the rows, the median, the table.
 
 Honest timing, in one process, on the same inputs:
 
@@ -21,7 +21,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Callable
 
-from .exercise import stub_exercise_id
+from ..exercise import stub_exercise_id
 
 Thunk = Callable[[], object]
 
@@ -106,38 +106,3 @@ def report(header: str, rows: list, table: Callable[[list], str], as_json: bool 
     else:
         print(header)
         print(table(rows))
-
-
-def _load_rows() -> None:
-    from . import bench_rows  # noqa: F401 - registers every chapter's rows
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m minikernel bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--json", action="store_true", help="print results as JSON")
-    parser.add_argument("--quick", action="store_true", help="1 warm-up, 3 repeats (a smoke test, not a measurement)")
-    parser.add_argument("-k", dest="match", default="", help="only rows whose name contains this")
-    parser.add_argument("--allreduce", action="store_true",
-                        help="time ring vs naive vs dist.all_reduce across rank processes (chapter 07)")
-    parser.add_argument("--world", type=int, action="append", metavar="N",
-                        help="with --allreduce: only this world size (repeatable; default 2 and 4)")
-    parser.add_argument("--size", action="append", choices=["1K", "1M", "16M"],
-                        help="with --allreduce: only this buffer size (repeatable; default all three)")
-    args = parser.parse_args(argv)
-    if args.allreduce:
-        from .distributed.bench import main as allreduce_main
-        return allreduce_main(json_out=args.json, quick=args.quick, worlds=args.world, sizes=args.size)
-    if args.world or args.size:
-        parser.error("--world and --size go with --allreduce")
-    _load_rows()
-    warmup, repeat = (1, 3) if args.quick else (3, 15)
-    import torch
-
-    header = f"torch {torch.__version__}, {torch.get_num_threads()} threads, warm-up {warmup}, median of {repeat}"
-    results = [run_row(r, warmup, repeat) for r in ROWS if args.match in r.name]
-    report(header, results, format_table, as_json=args.json)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

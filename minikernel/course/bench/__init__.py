@@ -1,0 +1,1 @@
+"""``python -m minikernel bench``: minikernel against PyTorch, timed honestly (see ``timing``)."""

@@ -1,0 +1,43 @@
+"""``python -m minikernel bench [--json] [--quick] [-k TEXT] [--allreduce]``.
+
+Loads every chapter's rows (``rows_kernels``, ``rows_norm``) and times them with
+``timing``; ``--allreduce`` times the chapter 07 allreduces across rank processes
+instead (``allreduce``).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+from . import rows_kernels, rows_norm  # noqa: F401 - importing them registers their rows
+from .allreduce import main as allreduce_main
+from .timing import ROWS, format_table, report, run_row
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m minikernel bench", description="time minikernel against PyTorch")
+    parser.add_argument("--json", action="store_true", help="print results as JSON")
+    parser.add_argument("--quick", action="store_true", help="1 warm-up, 3 repeats (a smoke test, not a measurement)")
+    parser.add_argument("-k", dest="match", default="", help="only rows whose name contains this")
+    parser.add_argument("--allreduce", action="store_true",
+                        help="time ring vs naive vs dist.all_reduce across rank processes (chapter 07)")
+    parser.add_argument("--world", type=int, action="append", metavar="N",
+                        help="with --allreduce: only this world size (repeatable; default 2 and 4)")
+    parser.add_argument("--size", action="append", choices=["1K", "1M", "16M"],
+                        help="with --allreduce: only this buffer size (repeatable; default all three)")
+    args = parser.parse_args(argv)
+    if args.allreduce:
+        return allreduce_main(json_out=args.json, quick=args.quick, worlds=args.world, sizes=args.size)
+    if args.world or args.size:
+        parser.error("--world and --size go with --allreduce")
+    warmup, repeat = (1, 3) if args.quick else (3, 15)
+    header = f"torch {torch.__version__}, {torch.get_num_threads()} threads, warm-up {warmup}, median of {repeat}"
+    results = [run_row(r, warmup, repeat) for r in ROWS if args.match in r.name]
+    report(header, results, format_table, as_json=args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
