@@ -219,7 +219,7 @@ print(layout.iteration_layout((3, 4), (4, 1), (1, 3)))  # output row-major, inpu
 # %%
 xt = x.t()
 for name in ("neg", "exp", "relu", "sigmoid"):
-    print(f"{name:8}", getattr(xt, name)()[0, :3].tolist())
+    print(f"{name:8}", [round(v, 6) for v in getattr(xt, name)()[0, :3].tolist()])
 
 # %% [markdown]
 # The same through minikernel — your `cpu_map` does the loop:
