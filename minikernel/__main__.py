@@ -14,6 +14,9 @@ commands:
   dashboard [--port N]         start the visdom server for the live dashboards
                                on 127.0.0.1:8097
   notebooks [NN ...]           re-execute chapters/*.py into .ipynb (references on)
+  release OUT [--keep IDs]     write a student edition (no references) into OUT
+  gradebook SUBMISSIONS --out DIR [-j N] [--weights FILE]
+                               grade a class's submissions into a gradebook
 """
 
 
@@ -33,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
         from .course.dashboard_server import main as run
     elif command == "notebooks":
         from .course.notebooks import main as run
+    elif command == "release":
+        from .course.edition import main as run
+    elif command == "gradebook":
+        from .course.gradebook import main as run
     else:
         print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
         return 2

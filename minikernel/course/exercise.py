@@ -127,9 +127,29 @@ def _relative_module(stub: Callable) -> str:
     return rest
 
 
+def edition_references() -> tuple[str, ...] | None:
+    """The IDs whose references a student edition ships; None in the full course.
+
+    ``python -m minikernel release`` writes them as ``solutions.KEPT``; without any
+    ``solutions`` package no reference ships at all.
+    """
+    try:
+        solutions = importlib.import_module("solutions")
+    except ImportError:
+        return ()
+    return getattr(solutions, "KEPT", None)
+
+
 def reference_of(exercise_id: str, stub: Callable) -> Callable:
     """The reference implementation of ``stub``: ``solutions.<module>.<name>``."""
     module = _relative_module(stub)
+    kept = edition_references()
+    if kept is not None and exercise_id not in kept:
+        raise LookupError(
+            f"{ENV_VAR}={os.environ.get(ENV_VAR)!r} switches on the reference of exercise {exercise_id}, "
+            f"but the references are not part of this student edition of the course (it ships "
+            f"{'those of ' + ', '.join(kept) if kept else 'none'}). Unset {ENV_VAR} to run your own code"
+            f"{', or list only ' + ','.join(kept) if kept else ''}.")
     solutions = importlib.import_module(f"solutions.{module}")
     try:
         reference = getattr(solutions, stub.__name__)

@@ -1,0 +1,213 @@
+"""``python -m minikernel gradebook SUBMISSIONS --out DIR``: grade a class.
+
+Every submission (see ``submissions``) is graded in a tree made fresh for it:
+
+1. a student edition of *this* copy of the course (``edition.release``, with the
+   references ``--keep`` names) — so the tests, the grader and the kept references
+   are the teacher's, whatever the student changed;
+2. the teacher-only tests of ``teacher_tests/chNN/`` copied into ``tests/chNN/teacher/``;
+3. the learner-editable modules (those with ``@exercise`` stubs) taken from the
+   submission — nothing else of it is used.
+
+``python -m minikernel grade --json`` then runs in that tree in a child process
+group with a wall-clock limit and a memory limit, and, where ``unshare`` can make
+one, in a network namespace with loopback only (chapter 07's ranks talk over
+127.0.0.1). Several submissions are graded at once (``-j``).
+
+Writes ``DIR/gradebook.csv`` (one row per student, points per exercise and the
+total), ``DIR/gradebook.html`` (a sortable table; click a cell for the grader's
+message) and ``DIR/feedback/<student>.txt`` (what the grader told that student).
+A submission that cannot be read gets a row saying why, and the run goes on.
+
+Example::
+
+    python -m minikernel gradebook ~/class/submissions --out ~/class/grades -j 2 --weights weights.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import edition
+from . import exercise as ex
+from .gradebook_report import write_csv, write_feedback, write_html
+from .submissions import Submission, SubmissionError, discover, learner_files, overlay, unpack
+
+DEFAULT_TIMEOUT_S = 60  # per exercise, passed on to the grader
+DEFAULT_SUBMISSION_TIMEOUT_S = 1800
+DEFAULT_MEMORY_MB = 8192
+
+
+@dataclass
+class Result:
+    """One student's row: a verdict per exercise, or why the submission was not graded."""
+
+    student: str
+    verdicts: dict[str, dict] = field(default_factory=dict)  #: id -> {"status", "detail", "name"}
+    error: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def load_weights(path: Path | None, ids: list[str]) -> dict[str, float]:
+    """Points per exercise: 1 each, unless a JSON file maps IDs or globs to points.
+
+    ``{"2.*": 2, "2.9": 5}``: an exact ID wins over a glob; among globs, the later one.
+    """
+    points = {i: 1.0 for i in ids}
+    if path is None:
+        return points
+    try:
+        table = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"the weights file {path} cannot be read: {err}") from None
+    if not isinstance(table, dict) or not all(isinstance(v, (int, float)) for v in table.values()):
+        raise ValueError(f"the weights file {path} must map exercise IDs or globs to numbers, e.g. {{\"2.*\": 2}}")
+    for pattern, value in sorted(table.items(), key=lambda kv: "*" not in kv[0]):
+        hits = ex.select([pattern])  # raises ValueError naming the known IDs
+        for i in hits:
+            if i in points:
+                points[i] = float(value)
+    return points
+
+
+def _network_wrapper() -> tuple[list[str], str]:
+    """A command prefix giving the child loopback only, and a note when none is possible."""
+    unshare, ip = shutil.which("unshare"), shutil.which("ip")
+    if not unshare or not ip:
+        return [], "network not isolated: the unshare and ip commands are needed"
+    for flags in (["-n"], ["-rn"]) if os.geteuid() == 0 else (["-rn"],):
+        prefix = [unshare, *flags, "sh", "-c", f'"{ip}" link set lo up && exec "$@"', "sh"]
+        if subprocess.run([*prefix, "true"], capture_output=True).returncode == 0:
+            return prefix, ""
+    return [], "network not isolated: unshare cannot create a network namespace here"
+
+
+@dataclass
+class Settings:
+    patterns: list[str]
+    keep: str = ""
+    timeout_s: int = DEFAULT_TIMEOUT_S
+    submission_timeout_s: int = DEFAULT_SUBMISSION_TIMEOUT_S
+    memory_mb: int = DEFAULT_MEMORY_MB
+    network: list[str] = field(default_factory=list)
+
+
+def build_tree(base: Path, student_root: Path, dest: Path) -> list[str]:
+    """``dest``: a copy of the edition ``base`` with the student's learner files; return those missing."""
+    shutil.copytree(base, dest, symlinks=True)
+    teacher = edition.ROOT / edition.TEACHER_TESTS
+    for chapter in sorted(teacher.glob("ch*")) if teacher.is_dir() else []:
+        target = dest / "tests" / chapter.name / "teacher"
+        shutil.copytree(chapter, target, ignore=shutil.ignore_patterns("__pycache__"))
+        (target / "__init__.py").touch()
+    # The course's own checkout is on sys.path (editable install): take it off, so
+    # the student's code finds neither its solutions/ nor its teacher tests.
+    (dest / "sitecustomize.py").write_text(
+        "import sys\n"
+        f"sys.path[:] = [p for p in sys.path if p.rstrip('/') != {str(edition.ROOT)!r}]\n")
+    return overlay(student_root, dest, learner_files(base))
+
+
+def grade_tree(tree: Path, settings: Settings) -> tuple[dict[str, dict], str]:
+    """The grader's verdicts in ``tree``, or ({}, why there are none)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MINIKERNEL_")}
+    env.update(PYTHONPATH=str(tree), MINIKERNEL_SOLUTIONS=",".join(edition.kept_ids(settings.keep)),
+               PYTHONDONTWRITEBYTECODE="1")
+    # ulimit -v bounds every process of the tree (the address space, in KiB).
+    limit = ["sh", "-c", f'ulimit -v {settings.memory_mb * 1024} && exec "$@"', "sh"]
+    cmd = [*settings.network, *limit, sys.executable, "-m", "minikernel", "grade", "--json",
+           "--timeout", str(settings.timeout_s), *settings.patterns]
+    proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=settings.submission_timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return {}, f"grading did not finish in {settings.submission_timeout_s} s"
+    finally:
+        try:  # nothing the student started outlives grading
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    try:
+        report = json.loads(out)
+    except json.JSONDecodeError:
+        tail = "\n".join((out + err).strip().splitlines()[-8:])
+        return {}, f"the grader exited with {proc.returncode} and no report:\n{tail}"
+    verdicts = {r["id"]: r for r in report["exercises"]}
+    return verdicts, report.get("error", "")
+
+
+def grade_submission(submission: Submission, base: Path, settings: Settings) -> Result:
+    result = Result(submission.student)
+    with tempfile.TemporaryDirectory(prefix="minikernel-grade-") as tmp:
+        try:
+            student_root = unpack(submission, Path(tmp))
+        except SubmissionError as err:
+            result.error = f"not graded: {err}"
+            return result
+        missing = build_tree(base, student_root, Path(tmp) / "tree")
+        if missing:
+            result.notes.append(f"not in the submission (graded as untouched stubs): {', '.join(missing)}")
+        result.verdicts, error = grade_tree(Path(tmp) / "tree", settings)
+        if error and not result.verdicts:
+            result.error = error
+        elif error:
+            result.notes.append(error)
+    return result
+
+
+def run(submissions_dir: Path, out: Path, settings: Settings, weights_file: Path | None = None,
+        jobs: int = 1) -> list[Result]:
+    """Grade every submission in ``submissions_dir`` and write the gradebook into ``out``."""
+    ids = ex.select(settings.patterns)
+    weights = load_weights(weights_file, ids)
+    submissions = discover(submissions_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="minikernel-edition-") as tmp:
+        base = Path(tmp) / "edition"
+        edition.release(base, settings.keep)
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            results = list(pool.map(lambda s: grade_submission(s, base, settings), submissions))
+    write_csv(out / "gradebook.csv", results, ids, weights)
+    write_html(out / "gradebook.html", results, ids, weights)
+    write_feedback(out / "feedback", results, ids, weights)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m minikernel gradebook", description="grade a folder of submissions")
+    parser.add_argument("submissions", type=Path, help="folder with one entry (folder, archive, git repo) per student")
+    parser.add_argument("--out", type=Path, required=True, help="where gradebook.csv/.html and feedback/ go")
+    parser.add_argument("--exercises", default="", help="IDs or globs to grade, e.g. '1.*,2.*' (default: all)")
+    parser.add_argument("--keep", default="", help="references the class was given, e.g. '2.3' (as for release)")
+    parser.add_argument("--weights", type=Path, help='JSON file of points per ID or glob, e.g. {"2.*": 2}')
+    parser.add_argument("-j", "--jobs", type=int, default=1, help="submissions graded at once (default 1)")
+    parser.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_S, help="seconds per exercise")
+    parser.add_argument("--submission-timeout", type=int, default=DEFAULT_SUBMISSION_TIMEOUT_S,
+                        help="seconds for one whole submission")
+    parser.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB, help="address-space limit per process")
+    args = parser.parse_args(argv)
+    network, note = _network_wrapper()
+    if note:
+        print(f"warning: {note}", file=sys.stderr)
+    settings = Settings([p for p in args.exercises.split(",") if p], args.keep, args.timeout,
+                        args.submission_timeout, args.memory_mb, network)
+    try:
+        results = run(args.submissions, args.out, settings, args.weights, args.jobs)
+    except (ValueError, FileNotFoundError, FileExistsError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    graded = sum(not r.error for r in results)
+    print(f"{graded}/{len(results)} submissions graded; gradebook in {args.out / 'gradebook.csv'} and .html")
+    return 0
