@@ -101,8 +101,8 @@ class Settings:
     network: list[str] = field(default_factory=list)
 
 
-def build_tree(base: Path, student_root: Path, dest: Path) -> list[str]:
-    """``dest``: a copy of the edition ``base`` with the student's learner files; return those missing."""
+def build_tree(base: Path, student_root: Path, dest: Path, files: list[Path]) -> list[str]:
+    """``dest``: a copy of the edition ``base`` with the student's ``files``; return those missing."""
     shutil.copytree(base, dest, symlinks=True)
     teacher = edition.ROOT / edition.TEACHER_TESTS
     for chapter in sorted(teacher.glob("ch*")) if teacher.is_dir() else []:
@@ -114,7 +114,7 @@ def build_tree(base: Path, student_root: Path, dest: Path) -> list[str]:
     (dest / "sitecustomize.py").write_text(
         "import sys\n"
         f"sys.path[:] = [p for p in sys.path if p.rstrip('/') != {str(edition.ROOT)!r}]\n")
-    return overlay(student_root, dest, learner_files(base))
+    return overlay(student_root, dest, files)
 
 
 def grade_tree(tree: Path, settings: Settings) -> tuple[dict[str, dict], str]:
@@ -148,7 +148,7 @@ def grade_tree(tree: Path, settings: Settings) -> tuple[dict[str, dict], str]:
     return verdicts, report.get("error", "")
 
 
-def grade_submission(submission: Submission, base: Path, settings: Settings) -> Result:
+def grade_submission(submission: Submission, base: Path, files: list[Path], settings: Settings) -> Result:
     result = Result(submission.student)
     with tempfile.TemporaryDirectory(prefix="minikernel-grade-") as tmp:
         try:
@@ -156,7 +156,7 @@ def grade_submission(submission: Submission, base: Path, settings: Settings) -> 
         except SubmissionError as err:
             result.error = f"not graded: {err}"
             return result
-        missing = build_tree(base, student_root, Path(tmp) / "tree")
+        missing = build_tree(base, student_root, Path(tmp) / "tree", files)
         if missing:
             result.notes.append(f"not in the submission (graded as untouched stubs): {', '.join(missing)}")
         result.verdicts, error = grade_tree(Path(tmp) / "tree", settings)
@@ -177,8 +177,9 @@ def run(submissions_dir: Path, out: Path, settings: Settings, weights_file: Path
     with tempfile.TemporaryDirectory(prefix="minikernel-edition-") as tmp:
         base = Path(tmp) / "edition"
         edition.release(base, settings.keep)
+        files = learner_files(base)  # parsed once: ast.parse is not safe to run in several threads
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            results = list(pool.map(lambda s: grade_submission(s, base, settings), submissions))
+            results = list(pool.map(lambda s: grade_submission(s, base, files, settings), submissions))
     write_csv(out / "gradebook.csv", results, ids, weights)
     write_html(out / "gradebook.html", results, ids, weights)
     write_feedback(out / "feedback", results, ids, weights)

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from minikernel.course.bench import allreduce as bench
+from minikernel.course.bench import cli
 from minikernel.distributed.demo import run_torchrun
 from minikernel.course.exercise import uses_reference
 
