@@ -43,6 +43,8 @@ from pathlib import Path
 
 # tools/ is not a package: run as a script, its own folder is first on sys.path.
 import lockfile
+from lock import LockError
+from lock import uv_executable as lock_uv_executable
 from setup_steps import ROOT, StepFailed, run, say
 from system_packages import ensure_system
 from visdom_static import ensure_visdom_assets
@@ -156,8 +158,14 @@ def installed_requires(python: Path, package: str) -> set[str]:
     return lockfile.requirement_names(out.stdout.splitlines())
 
 
-def install_from_lock(venv: Path, lock: Path, verbose: bool) -> None:
-    """Everything the course needs, from the lock, hash-checked, nothing resolved."""
+def install_from_lock(venv: Path, lock: Path, verbose: bool, uv: Path | None = None) -> None:
+    """Everything the course needs, from the lock, hash-checked, nothing resolved.
+
+    With ``uv`` (the resolver of ``make lock``), uv installs the same files with the same
+    hash checks instead of pip: in parallel and from its cache, which makes a second
+    fresh venv (the smoke layer) cheap. uv reads no pip configuration, so it always
+    takes torch from the index.
+    """
     entries = lockfile.read_lock(lock)
     python = venv_python(venv)
     env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
@@ -165,6 +173,9 @@ def install_from_lock(venv: Path, lock: Path, verbose: bool) -> None:
     # -qq: pip prints a warning for every package an empty local index lacks; errors still show.
     quiet = [] if verbose else ["-qq", "--progress-bar", "off"]
     pip = [str(python), "-m", "pip", "install", *quiet, "--require-hashes", "--no-deps"]
+    if uv is not None:
+        pip = [str(uv), "pip", "install", "--python", str(python), *([] if verbose else ["-q"]),
+               "--require-hashes", "--no-deps"]
     retry = (f"Rerun with -v to see pip's full output. Check that PyPI is reachable; a hash "
              f"mismatch means a file differs from the one {lock.name} was made with. "
              f"To start afresh: rm -rf {venv.name} && python3 tools/bootstrap.py")
@@ -177,8 +188,17 @@ def install_from_lock(venv: Path, lock: Path, verbose: bool) -> None:
         say(f"step 1/4: build tools from {lock.name} ({', '.join(BUILD_TOOLS)})")
         run("step 1/4 (build tools)", pip + ["-r", subset(list(BUILD_TOOLS), "build")], retry, env)
 
-        say("step 2/4: torch (the largest package)")
-        run("step 2/4 (torch)", pip + ["-r", subset(["torch"], "torch")], retry, env)
+        # pip ranks a file whose hash the index publishes above one from a find-links
+        # folder, so a local CPU build of the locked torch (its hash is in the lock, see
+        # tools/lock-extra-hashes.txt) is only taken when asked for on its own first.
+        torch = subset(["torch"], "torch")
+        local = None if uv else subprocess.run(pip + ["--no-index", "-r", torch], check=False, env=env,
+                                               capture_output=not verbose, cwd=ROOT)
+        if local is not None and local.returncode == 0:
+            say("step 2/4: torch from a wheel folder in pip's configuration (find-links)")
+        else:
+            say("step 2/4: torch from the package index (the largest download)")
+            run("step 2/4 (torch)", pip + ["-r", torch], retry, env)
 
         names = lockfile.needed_entries(entries, {"torch": installed_requires(python, "torch")})
         rest = [n for n in names if n not in BUILD_TOOLS and n != "torch"]
@@ -197,7 +217,7 @@ def install_from_lock(venv: Path, lock: Path, verbose: bool) -> None:
     run("step 4/4 (pip check)", [str(python), "-m", "pip", "check"], retry, env)
 
 
-def ensure_venv(venv: Path, interpreter: str | None, verbose: bool) -> None:
+def ensure_venv(venv: Path, interpreter: str | None, verbose: bool, uv: Path | None = None) -> None:
     for path in (PYPROJECT, CONSTRAINTS):
         if not path.is_file():
             raise StepFailed(f"{path} is missing; run this from a complete checkout.")
@@ -232,9 +252,17 @@ def ensure_venv(venv: Path, interpreter: str | None, verbose: bool) -> None:
     stamp = venv / ".minikernel-stamp"
     stamp.unlink(missing_ok=True)
     started = time.monotonic()
-    install_from_lock(venv, lock, verbose)
+    install_from_lock(venv, lock, verbose, uv)
     stamp.write_text(stamp_digest(lock) + "\n")
     say(f"{name} is ready ({time.monotonic() - started:.0f} s)")
+
+
+def uv_executable() -> Path:
+    """uv as ``make lock`` installs it (tools/lock-tools.txt, hash-checked, in .venv-lock/)."""
+    try:
+        return lock_uv_executable()
+    except LockError as exc:
+        raise StepFailed(str(exc)) from None
 
 
 # ------------------------------------------------------------------------ main
@@ -249,13 +277,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="also install the system packages the tests need (chromium, graphviz)")
     parser.add_argument("--venv", type=Path, default=VENV, help="the venv to create or update (default .venv)")
     parser.add_argument("--python", help="the interpreter for a new venv (default: see find_python)")
+    parser.add_argument("--with-uv", action="store_true",
+                        help="install with uv from .venv-lock (make lock's resolver) instead of pip")
     parser.add_argument("-v", "--verbose", action="store_true", help="show pip's full output")
     args = parser.parse_args(argv)
     venv = args.venv if args.venv.is_absolute() else Path.cwd() / args.venv
     try:
         if args.system:
             ensure_system()
-        ensure_venv(venv, args.python, args.verbose)
+        uv = uv_executable() if args.with_uv else None
+        ensure_venv(venv, args.python, args.verbose, uv)
         ensure_visdom_assets(venv)
     except StepFailed as exc:
         say(f"FAILED: {exc}")
