@@ -67,7 +67,10 @@ def find_second_python(exclude: tuple[int, int] | None) -> tuple[str, tuple[int,
     explicit = os.environ.get("MINIKERNEL_SMOKE_PYTHON")
     if explicit:
         minor = python_version_of(explicit)
-        return (explicit, minor) if minor in SUPPORTED else None
+        if minor not in SUPPORTED:
+            raise SystemExit(f"[smoke] FAILED: MINIKERNEL_SMOKE_PYTHON={explicit} does not run as "
+                             "Python 3.11-3.13; point it at a python3.X executable or unset it")
+        return explicit, minor
     for minor in SUPPORTED:
         if minor == exclude:
             continue
