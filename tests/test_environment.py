@@ -1,23 +1,28 @@
 """The course environment is pinned in one place and installed as pinned.
 
 constraints.txt holds the exact pins; environment.yml (conda/mamba) repeats them
-in its ``pip:`` section; pyproject.toml names the dependencies. These tests check
-that the three agree, that torch is pinned exactly (a range lets pip choose a
-build with gigabytes of CUDA wheels), and that the packages installed in the
-running environment satisfy the pins.
+in its ``pip:`` section; pyproject.toml names the dependencies; lock-py3.X.txt (one
+per supported Python, written by ``make lock``) pins every package with hashes. These
+tests check that they agree, that torch is pinned exactly (a range lets pip choose a
+build with gigabytes of CUDA wheels), that the supported Pythons are the same
+everywhere, and that the running environment holds exactly the locked versions.
 
 The helpers return lists of problems; the tests at the bottom run them on crafted
 inputs, so a mismatch is known to be detected.
 """
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
+import re
+import sys
 import tomllib
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 import pytest
 import yaml
+from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -26,6 +31,18 @@ ROOT = Path(__file__).resolve().parent.parent
 CONSTRAINTS = ROOT / "constraints.txt"
 ENVIRONMENT = ROOT / "environment.yml"
 PYPROJECT = ROOT / "pyproject.toml"
+SUPPORTED_PYTHONS = ("3.11", "3.12", "3.13")
+
+
+def _tool(name: str):
+    """A module of tools/ (the set-up scripts, not a package: they import each other by name)."""
+    if str(ROOT / "tools") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tools"))
+    return importlib.import_module(name)
+
+
+lockfile = _tool("lockfile")
+bootstrap = _tool("bootstrap")
 
 Pins = dict[str, Requirement]  # canonical name -> requirement
 
@@ -42,7 +59,7 @@ def parse_requirement_lines(lines: Iterable[str], source: str = "<lines>") -> Pi
     pins: Pins = {}
     for number, raw in enumerate(lines, 1):
         line = raw.split(" #", 1)[0].strip()
-        if not line or line.startswith("#") or line.startswith("-"):
+        if not line or line.startswith(("#", "-")):
             continue
         try:
             req = Requirement(line)
@@ -186,7 +203,8 @@ def test_environment_yml_shape():
     assert env["name"] == "minikernel"
     assert "conda-forge" in env["channels"]
     conda_deps = [d for d in env["dependencies"] if isinstance(d, str)]
-    assert "python=3.11" in conda_deps
+    python = [d for d in conda_deps if d.startswith("python")]
+    assert python == ["python>=3.11,<3.14"], f"environment.yml should admit Python 3.11-3.13, found {python}"
     assert "pip" in conda_deps
     assert "-e .[test]" in environment_pip_lines(env)
 
@@ -212,6 +230,80 @@ def test_every_pyproject_dependency_is_pinned():
 def test_installed_packages_satisfy_the_pins():
     problems = unsatisfied_pins(read_constraints())
     assert not problems, _report(problems, "reinstall: make setup, or rm -rf .venv && make setup")
+
+
+def lock_problems(lock: dict, pins: Pins) -> list[str]:
+    """Lock entries without a hash or an exact pin, and pins the lock's version breaks."""
+    problems = []
+    for name, entries in lock.items():
+        for entry in entries:
+            if not entry.hashes:
+                problems.append(f"{name}=={entry.version} has no hash")
+            if not re.fullmatch(r"[0-9][0-9A-Za-z.+!-]*", entry.version):
+                problems.append(f"{name}=={entry.version} is not an exact version")
+    for name, req in pins.items():
+        if name not in lock:
+            problems.append(f"{req} (constraints.txt) is not in the lock")
+            continue
+        for entry in lock[name]:
+            if not req.specifier.contains(entry.version, prereleases=True):
+                problems.append(f"the lock has {name}=={entry.version} but constraints.txt pins {req}")
+    return problems
+
+
+@pytest.mark.parametrize("python", SUPPORTED_PYTHONS)
+def test_lock_pins_every_package_with_hashes_and_agrees_with_constraints(python):
+    path = ROOT / f"lock-py{python}.txt"
+    assert path.is_file(), f"{path.name} is missing: run make lock"
+    text = path.read_text()
+    assert "#    make lock" in text.splitlines()[1], f"{path.name} was not written by make lock"
+    lock = lockfile.parse_lock(text)
+    assert len(lock) > 100, f"{path.name} holds {len(lock)} packages: transitive ones are missing"
+    problems = lock_problems(lock, read_constraints())
+    assert not problems, _report(problems, "edit constraints.txt, then run make lock")
+
+
+def test_extra_hashes_are_in_their_lock():
+    """The CPU build of torch is accepted by --require-hashes only through its listed hash."""
+    for python, pin, digest, filename in _tool("lock").read_extra_hashes():
+        name, version = pin.split("==")
+        entries = lockfile.read_lock(ROOT / f"lock-py{python}.txt")[lockfile.canonical(name)]
+        assert [e.version for e in entries] == [version], f"{filename}: the lock pins {entries}"
+        assert digest in entries[0].hashes, f"{filename}'s hash is not in lock-py{python}.txt: run make lock"
+
+
+def test_supported_pythons_agree_everywhere():
+    requires = tomllib.loads(PYPROJECT.read_text())["project"]["requires-python"]
+    assert requires == ">=3.11,<3.14"
+    assert sorted(f"{a}.{b}" for a, b in bootstrap.SUPPORTED) == list(SUPPORTED_PYTHONS)
+    assert _tool("lock").PYTHONS == SUPPORTED_PYTHONS
+
+
+def test_running_environment_holds_the_locked_versions():
+    """What is installed is the lock for this Python; left out only what this torch doesn't need."""
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    lock = lockfile.read_lock(ROOT / f"lock-py{python}.txt")
+    torch_needs = lockfile.requirement_names(importlib.metadata.requires("torch") or [])
+    needed = set(lockfile.needed_entries(lock, {"torch": torch_needs}))
+    problems = []
+    for name, entries in lock.items():
+        found = installed_version(name)
+        applicable = [e for e in entries if _marker_holds(e)]
+        if not applicable:
+            continue
+        if found is None:
+            if name in needed:
+                problems.append(f"{name} is locked and needed but not installed")
+        elif Version(found).public != Version(applicable[0].version).public:
+            problems.append(f"{name} {found} is installed, the lock has {applicable[0].version}")
+    assert not problems, _report(problems, "reinstall: make setup, or rm -rf .venv && make setup")
+
+
+def _marker_holds(entry) -> bool:
+    from_pin = entry.lines[0].split(";", 1)
+    if len(from_pin) == 1:
+        return True
+    return Marker(from_pin[1].strip().rstrip("\\").strip()).evaluate()
 
 
 # ---------------------------------------- the checks themselves detect problems
@@ -299,3 +391,93 @@ def test_unsatisfied_pins_compares_installed_versions():
         "tornado 6.6.0 is installed but the pin is tornado<6.6,>=6.5.7",
         "absent==1.0 is not installed",
     ]  # a local build label (+cpu) satisfies ==2.13.0
+
+
+CRAFTED_LOCK = """\
+# This file was autogenerated by uv via the following command:
+#    make lock
+contourpy==1.3.3 ; python_full_version < '3.12' \\
+    --hash=sha256:{a}
+    # via matplotlib
+contourpy==1.4.0 ; python_full_version >= '3.12' \\
+    --hash=sha256:{b}
+    # via matplotlib
+matplotlib==3.11.2 \\
+    --hash=sha256:{a}
+    # via minikernel (pyproject.toml)
+nvidia-cublas==13.1.1.3 ; sys_platform == 'linux' \\
+    --hash=sha256:{a}
+    # via
+    #   cuda-toolkit
+    #   nvidia-cudnn-cu13
+cuda-toolkit==13.0.3.0 \\
+    --hash=sha256:{b}
+    # via torch
+nvidia-cudnn-cu13==9.20.0.48 \\
+    --hash=sha256:{a}
+    # via torch
+sympy==1.14.0 \\
+    --hash=sha256:{b}
+    # via torch
+torch==2.13.0 \\
+    --hash=sha256:{a} \\
+    --hash=sha256:{b}
+    # via
+    #   -c constraints.txt
+    #   minikernel (pyproject.toml)
+""".format(a="a" * 64, b="b" * 64)
+
+
+def test_lock_reader_keeps_both_marker_variants_and_the_graph():
+    lock = lockfile.parse_lock(CRAFTED_LOCK)
+    assert [e.version for e in lock["contourpy"]] == ["1.3.3", "1.4.0"]
+    assert lock["torch"][0].hashes == ["sha256:" + "a" * 64, "sha256:" + "b" * 64]
+    assert lock["nvidia-cublas"][0].needed_by == ["cuda-toolkit", "nvidia-cudnn-cu13"]
+    assert lock["torch"][0].needed_by == ["-c constraints.txt", "minikernel (pyproject.toml)"]
+
+
+def test_a_cpu_torch_leaves_out_only_the_cuda_packages():
+    lock = lockfile.parse_lock(CRAFTED_LOCK)
+    everything = lockfile.needed_entries(lock, {})
+    assert sorted(everything) == sorted(lock)
+    cpu = lockfile.needed_entries(lock, {"torch": {"sympy", "filelock"}})
+    assert sorted(set(lock) - set(cpu)) == ["cuda-toolkit", "nvidia-cublas", "nvidia-cudnn-cu13"]
+
+
+def test_lock_reader_refuses_a_version_locked_twice():
+    with pytest.raises(ValueError, match="locked twice"):
+        lockfile.parse_lock("six==1.17.0 \\\n    --hash=sha256:" + "a" * 64 + "\nsix==1.17.0\n")
+
+
+def test_lock_problems_finds_missing_hashes_and_broken_pins():
+    lock = lockfile.parse_lock("numpy==2.4.5\n    # via minikernel (pyproject.toml)\n")
+    pins = parse_requirement_lines(["numpy==2.4.6", "torch==2.13.0"])
+    assert lock_problems(lock, pins) == [
+        "numpy==2.4.5 has no hash",
+        "the lock has numpy==2.4.5 but constraints.txt pins numpy==2.4.6",
+        "torch==2.13.0 (constraints.txt) is not in the lock",
+    ]
+
+
+def test_extra_hash_is_added_to_its_entry_and_a_stale_one_is_refused():
+    lock_tool = _tool("lock")
+    extra = [("3.11", "torch==2.13.0", "sha256:" + "c" * 64, "torch-2.13.0+cpu-cp311.whl")]
+    text = lock_tool.add_extra_hashes(CRAFTED_LOCK, "3.11", extra)
+    assert lockfile.parse_lock(text)["torch"][0].hashes[-1] == "sha256:" + "c" * 64
+    assert lock_tool.add_extra_hashes(text, "3.11", extra) == text  # applied once
+    assert lock_tool.add_extra_hashes(CRAFTED_LOCK, "3.12", extra) == CRAFTED_LOCK
+    with pytest.raises(lock_tool.LockError, match="does not pin torch==2.14.0"):
+        lock_tool.add_extra_hashes(CRAFTED_LOCK, "3.11", [("3.11", "torch==2.14.0", extra[0][2], "x.whl")])
+
+
+@pytest.mark.parametrize(("system", "release", "expected"), [
+    ("Linux", 'ID=ubuntu\nID_LIKE=debian\n', "sudo apt-get install python3.11 python3.11-venv"),
+    ("Linux", 'ID="fedora"\n', "sudo dnf install python3.13"),
+    ("Linux", 'ID=arch\n', "conda env create -f environment.yml"),
+    ("Darwin", "", "numba-cuda"),
+    ("Windows", "", "winget install Python.Python.3.13"),
+])
+def test_install_advice_names_what_to_install(tmp_path, system, release, expected):
+    os_release = tmp_path / "os-release"
+    os_release.write_text(release)
+    assert expected in bootstrap.install_advice(system, os_release)

@@ -1,25 +1,29 @@
 #!/usr/bin/env python3
 """Set up the course environment in one command.
 
-    python3 tools/bootstrap.py            # .venv with the pinned packages
+    python3 tools/bootstrap.py            # .venv with the locked packages
     python3 tools/bootstrap.py --system   # also chromium + graphviz (for the tests)
+    python3 tools/bootstrap.py --venv DIR --python PATH   # another venv (the smoke layer)
 
 What it does:
 
-* creates ``.venv`` (Python 3.11) if it is missing;
-* installs the project in editable (compat) mode with its ``[test]`` extra, with
-  ``PIP_CONSTRAINT`` pointing at ``constraints.txt`` so that the exact pins also
-  apply inside pip's isolated build environments;
-* writes ``.venv/.minikernel-stamp`` (sha256 of pyproject.toml + constraints.txt)
-  and skips pip entirely while the stamp matches, so running it again is instant;
-* installs visdom's front-end files (JavaScript, CSS, fonts, MathJax) into the
-  venv's ``visdom/static/`` from the npm registry, as listed in
-  ``tools/visdom_assets.json`` (tarballs checked against the registry's sha512),
-  so the dashboard server never downloads anything when it starts; a second
-  stamp, ``.venv/.minikernel-visdom-stamp``, covers that list;
-* with ``--system``: installs the Debian packages the tests need (``chromium``,
-  ``graphviz`` and fonts) with apt-get when running as root, or says what to
-  install and exits non-zero otherwise.
+* finds a supported Python (3.11, 3.12 or 3.13): ``python3`` when it is one, else
+  ``python3.13``, ``python3.12``, ``python3.11`` on PATH, else says what to install;
+* creates ``.venv`` with it and installs ``lock-py3.X.txt`` for that Python with
+  ``pip --require-hashes --no-deps``: every package, transitive ones included, at the
+  locked version, each file checked against its sha256; nothing is resolved at
+  install time. visdom is an sdist: it is built with the lock's setuptools
+  (``--no-build-isolation``), installed first;
+* installs torch on its own first, then the rest of the lock that torch needs: a CPU
+  build of torch (where pip's configuration offers one, see
+  tools/lock-extra-hashes.txt) needs none of the CUDA packages PyPI's Linux build does;
+* installs the course itself in editable (compat) mode without dependencies, then runs
+  ``pip check``;
+* writes ``.venv/.minikernel-stamp`` (sha256 of pyproject.toml, constraints.txt and the
+  lock) and skips pip entirely while the stamp matches, so running it again is instant;
+* installs visdom's front-end files from the npm registry (tools/visdom_static.py);
+* with ``--system``: installs the Debian packages the tests need
+  (tools/system_packages.py).
 
 Standard library only: it runs with the system ``python3`` before any venv exists.
 """
@@ -27,409 +31,263 @@ Standard library only: it runs with the system ``python3`` before any venv exist
 from __future__ import annotations
 
 import argparse
-import base64
 import hashlib
-import io
-import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-import urllib.error
-import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+# tools/ is not a package: run as a script, its own folder is first on sys.path.
+import lockfile
+from lock import LockError
+from lock import uv_executable as lock_uv_executable
+from setup_steps import ROOT, StepFailed, run, say
+from system_packages import ensure_system
+from visdom_static import ensure_visdom_assets
+
 VENV = ROOT / ".venv"
-VENV_PYTHON = VENV / "bin" / "python"
-STAMP = VENV / ".minikernel-stamp"
 PYPROJECT = ROOT / "pyproject.toml"
 CONSTRAINTS = ROOT / "constraints.txt"
-PYTHON_MINOR = (3, 11)
-VISDOM_ASSETS = ROOT / "tools" / "visdom_assets.json"
-VISDOM_STAMP = VENV / ".minikernel-visdom-stamp"
-NPM_REGISTRY = "https://registry.npmjs.org"
-DOWNLOAD_TIMEOUT_S = 60
-
-CHROMIUM = Path("/usr/bin/chromium")
-FONT_DIRS = (Path("/usr/share/fonts"), Path("/usr/local/share/fonts"))
-# chromium's "Recommends" are not needed headless (sandbox: tests pass
-# --no-sandbox; GPU: --disable-gpu), except fonts: without any font every glyph
-# renders as a box. fonts-liberation (Arial/Times/Courier metrics) is one of
-# chromium's recommends and matches the fonts web pages ask for.
-FONT_PACKAGES = ("fonts-dejavu-core", "fonts-liberation")
+SUPPORTED = ((3, 13), (3, 12), (3, 11))  # newest first: the order python3.X is looked for
+BUILD_TOOLS = ("setuptools",)  # visdom's sdist and the course build with these
 
 
-def say(message: str) -> None:
-    print(f"[setup] {message}", flush=True)
+def lock_for(minor: tuple[int, int]) -> Path:
+    return ROOT / f"lock-py{minor[0]}.{minor[1]}.txt"
 
 
-class StepFailed(Exception):
-    """A set-up step failed; the message says what to try."""
+def venv_python(venv: Path) -> Path:
+    return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-# --------------------------------------------------------------------------- venv
+# ----------------------------------------------------------------- which Python
 
 
-def stamp_digest() -> str:
-    """sha256 over pyproject.toml and constraints.txt: what the venv was built from."""
+def python_version_of(executable: str) -> tuple[int, int] | None:
+    """(major, minor) that ``executable`` reports, or None when it does not run.
+
+    Asked, not guessed from the name: a pyenv shim named python3.12 may exist on
+    PATH and still refuse to run.
+    """
+    try:
+        out = subprocess.run([executable, "-c", "import sys; print(*sys.version_info[:2])"],
+                             check=False, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    parts = out.stdout.split()
+    if out.returncode != 0 or len(parts) != 2:
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+def install_advice(system: str = platform.system(), os_release: Path = Path("/etc/os-release")) -> str:
+    """What to install on this OS to get a supported Python, in one sentence."""
+    if system == "Darwin":
+        return ("On macOS the course's packages do not install (numba-cuda, which the GPU "
+                "chapters use, publishes no macOS wheel): use Linux, WSL 2 on Windows, or a "
+                "Linux container.")
+    if system == "Windows":
+        return ("Install Python 3.13 (winget install Python.Python.3.13, or from python.org), "
+                "then run: py -3.13 tools/bootstrap.py")
+    info = {}
+    try:
+        for line in os_release.read_text().splitlines():
+            key, _, value = line.partition("=")
+            info[key] = value.strip().strip('"')
+    except OSError:
+        pass
+    family = " ".join((info.get("ID", ""), info.get("ID_LIKE", ""))).split()
+    if "ubuntu" in family or "debian" in family:
+        return ("Install one with apt, e.g. sudo apt-get install python3.11 python3.11-venv "
+                "(Debian 12, Ubuntu 22.04 from universe) or python3.12 python3.12-venv "
+                "(Ubuntu 24.04), then rerun.")
+    if "fedora" in family or "rhel" in family:
+        return "Install one with dnf, e.g. sudo dnf install python3.13, then rerun."
+    return ("Install Python 3.13, 3.12 or 3.11 from your distribution or python.org, or "
+            "use conda: conda env create -f environment.yml (see the README).")
+
+
+def find_python() -> str:
+    """A supported interpreter: this one, else python3.13/3.12/3.11 on PATH."""
+    if sys.version_info[:2] in SUPPORTED:
+        return sys.executable
+    for minor in SUPPORTED:
+        candidate = shutil.which(f"python{minor[0]}.{minor[1]}")
+        if candidate and python_version_of(candidate) == minor:
+            return candidate
+    raise StepFailed(
+        f"the course needs Python 3.11, 3.12 or 3.13, but python3 is {sys.version.split()[0]} and "
+        f"there is no python3.13, python3.12 or python3.11 on PATH. {install_advice()}"
+    )
+
+
+# ------------------------------------------------------------------------ venv
+
+
+def stamp_digest(lock: Path) -> str:
+    """sha256 over pyproject.toml, constraints.txt and the lock: what the venv was built from."""
     digest = hashlib.sha256()
-    for path in (PYPROJECT, CONSTRAINTS):
-        digest.update(path.name.encode() + b"\0")
-        digest.update(path.read_bytes())
-        digest.update(b"\0")
+    for path in (PYPROJECT, CONSTRAINTS, lock):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
-def read_stamp() -> str | None:
+def venv_python_version(venv: Path) -> tuple[int, int] | None:
+    """The version recorded in pyvenv.cfg (no subprocess: keeps the fast path fast)."""
     try:
-        return STAMP.read_text().split()[0]
-    except (OSError, IndexError):
-        return None
-
-
-def venv_python_version() -> str | None:
-    """The ``version`` recorded in .venv/pyvenv.cfg (no subprocess: keeps the fast path fast)."""
-    try:
-        for line in (VENV / "pyvenv.cfg").read_text().splitlines():
+        for line in (venv / "pyvenv.cfg").read_text().splitlines():
             key, _, value = line.partition("=")
             if key.strip() in ("version", "version_info"):
-                return value.strip()
-    except OSError:
+                major, minor = value.strip().split(".")[:2]
+                return int(major), int(minor)
+    except (OSError, ValueError):
         pass
     return None
 
 
-def find_python311() -> str:
-    if sys.version_info[:2] == PYTHON_MINOR:
-        return sys.executable
-    other = shutil.which("python3.11")
-    if other:
-        return other
-    raise StepFailed(
-        f"the course needs Python 3.11, but this is Python {sys.version.split()[0]} "
-        "and there is no python3.11 on PATH. Install Python 3.11 "
-        "(or use environment.yml with conda/mamba) and rerun."
-    )
+def installed_requires(python: Path, package: str) -> set[str]:
+    """Names ``package`` (installed in that venv) declares as dependencies."""
+    code = f"import importlib.metadata as m; print(*(m.requires({package!r}) or []), sep='\\n')"
+    out = subprocess.run([str(python), "-c", code], check=False, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise StepFailed(f"could not read {package}'s metadata in the venv: {out.stderr.strip()}")
+    return lockfile.requirement_names(out.stdout.splitlines())
 
 
-def run(step: str, cmd: list[str], hint: str, env: dict[str, str] | None = None) -> None:
-    """Run one command; on failure raise StepFailed naming the step and what to try."""
-    try:
-        result = subprocess.run(cmd, cwd=ROOT, env=env)
-    except OSError as exc:
-        raise StepFailed(f"{step}: could not run {cmd[0]} ({exc}). {hint}") from None
-    if result.returncode != 0:
-        raise StepFailed(f"{step} failed (exit code {result.returncode}). {hint}")
+def install_from_lock(venv: Path, lock: Path, verbose: bool, uv: Path | None = None) -> None:
+    """Everything the course needs, from the lock, hash-checked, nothing resolved.
 
-
-def constraint_file() -> tuple[str, str | None]:
-    """Absolute path for PIP_CONSTRAINT, plus a temp dir to remove afterwards.
-
-    pip splits PIP_CONSTRAINT on whitespace, so a checkout path containing spaces
-    is replaced by a copy in a temporary directory.
+    With ``uv`` (the resolver of ``make lock``), uv installs the same files with the same
+    hash checks instead of pip: in parallel and from its cache, which makes a second
+    fresh venv (the smoke layer) cheap. uv reads no pip configuration, so it always
+    takes torch from the index.
     """
-    path = str(CONSTRAINTS)
-    if not any(ch.isspace() for ch in path):
-        return path, None
-    tmp = tempfile.mkdtemp(prefix="minikernel-")
-    copy = os.path.join(tmp, "constraints.txt")
-    shutil.copyfile(CONSTRAINTS, copy)
-    return copy, tmp
+    entries = lockfile.read_lock(lock)
+    python = venv_python(venv)
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.pop("PIP_REQUIRE_VIRTUALENV", None)
+    # -qq: pip prints a warning for every package an empty local index lacks; errors still show.
+    quiet = [] if verbose else ["-qq", "--progress-bar", "off"]
+    pip = [str(python), "-m", "pip", "install", *quiet, "--require-hashes", "--no-deps"]
+    if uv is not None:
+        pip = [str(uv), "pip", "install", "--python", str(python), *([] if verbose else ["-q"]),
+               "--require-hashes", "--no-deps"]
+    retry = (f"Rerun with -v to see pip's full output. Check that PyPI is reachable; a hash "
+             f"mismatch means a file differs from the one {lock.name} was made with. "
+             f"To start afresh: rm -rf {venv.name} && python3 tools/bootstrap.py")
+    with tempfile.TemporaryDirectory(prefix="minikernel-setup-") as tmp:
+        def subset(names: list[str], label: str) -> str:
+            path = Path(tmp) / f"{label}.txt"
+            lockfile.write_requirements(entries, names, path)
+            return str(path)
+
+        say(f"step 1/4: build tools from {lock.name} ({', '.join(BUILD_TOOLS)})")
+        run("step 1/4 (build tools)", pip + ["-r", subset(list(BUILD_TOOLS), "build")], retry, env)
+
+        # pip ranks a file whose hash the index publishes above one from a find-links
+        # folder, so a local CPU build of the locked torch (its hash is in the lock, see
+        # tools/lock-extra-hashes.txt) is only taken when asked for on its own first.
+        torch = subset(["torch"], "torch")
+        local = None if uv else subprocess.run(pip + ["--no-index", "-r", torch], check=False, env=env,
+                                               capture_output=not verbose, cwd=ROOT)
+        if local is not None and local.returncode == 0:
+            say("step 2/4: torch from a wheel folder in pip's configuration (find-links)")
+        else:
+            say("step 2/4: torch from the package index (the largest download)")
+            run("step 2/4 (torch)", pip + ["-r", torch], retry, env)
+
+        names = lockfile.needed_entries(entries, {"torch": installed_requires(python, "torch")})
+        rest = [n for n in names if n not in BUILD_TOOLS and n != "torch"]
+        left_out = sorted(set(entries) - set(names))
+        say(f"step 3/4: {len(rest)} more packages from {lock.name}"
+            + (f" (not needed by this torch build: {len(left_out)}, e.g. {left_out[0]})" if left_out else ""))
+        run("step 3/4 (the locked packages)", pip + ["--no-build-isolation", "-r", subset(rest, "rest")],
+            retry, env)
+
+    say("step 4/4: the course itself (editable, no dependencies), then pip check")
+    # compat mode: a .pth with the repo root, so every top-level package (minikernel,
+    # solutions, widgets, and any added later) imports without a reinstall.
+    run("step 4/4 (pip install -e .)",
+        [str(python), "-m", "pip", "install", *quiet, "--no-deps", "--no-build-isolation",
+         "--config-settings", "editable_mode=compat", "-e", str(ROOT)], retry, env)
+    run("step 4/4 (pip check)", [str(python), "-m", "pip", "check"], retry, env)
 
 
-def ensure_venv(verbose: bool) -> None:
+def ensure_venv(venv: Path, interpreter: str | None, verbose: bool, uv: Path | None = None) -> None:
     for path in (PYPROJECT, CONSTRAINTS):
         if not path.is_file():
             raise StepFailed(f"{path} is missing; run this from a complete checkout.")
-
-    if VENV.exists():
-        version = venv_python_version()
-        if version is not None and tuple(int(p) for p in version.split(".")[:2]) != PYTHON_MINOR:
-            raise StepFailed(
-                f".venv was made with Python {version}, the course needs 3.11: "
-                "delete it (rm -rf .venv) and rerun."
-            )
-        if not VENV_PYTHON.exists():
-            raise StepFailed(".venv exists but has no bin/python: delete it (rm -rf .venv) and rerun.")
-        digest = stamp_digest()
-        if read_stamp() == digest:
-            say(".venv is up to date (pyproject.toml and constraints.txt unchanged)")
+    name = venv.name if venv.parent == ROOT else str(venv)
+    if venv.exists():
+        minor = venv_python_version(venv)
+        if minor not in SUPPORTED:
+            raise StepFailed(f"{name} was made with Python {minor}, the course needs 3.11-3.13: "
+                             f"delete it (rm -rf {name}) and rerun.")
+        if not venv_python(venv).exists():
+            raise StepFailed(f"{name} exists but has no bin/python: delete it (rm -rf {name}) and rerun.")
+        lock = lock_for(minor)
+        stamp = venv / ".minikernel-stamp"
+        if stamp.is_file() and stamp.read_text().split()[:1] == [stamp_digest(lock)]:
+            say(f"{name} is up to date (Python {minor[0]}.{minor[1]}, {lock.name} unchanged)")
             return
-        say(".venv exists but pyproject.toml or constraints.txt changed: updating it")
+        say(f"{name} exists but pyproject.toml, constraints.txt or {lock.name} changed: updating it")
     else:
-        python = find_python311()
-        say(f"creating .venv with {python} ...")
-        run(
-            "creating .venv",
-            [python, "-m", "venv", str(VENV)],
-            "On Debian/Ubuntu the venv module is in a separate package: "
-            "sudo apt-get install python3.11-venv (or python3-venv), "
-            "then delete .venv and rerun.",
-        )
-        digest = stamp_digest()
+        python = interpreter or find_python()
+        minor = python_version_of(python)
+        if minor not in SUPPORTED:
+            raise StepFailed(f"{python} is Python {minor}; the course needs 3.11, 3.12 or 3.13.")
+        say(f"creating {name} with {python} (Python {minor[0]}.{minor[1]}) ...")
+        run(f"creating {name}", [python, "-m", "venv", str(venv)],
+            f"On Debian/Ubuntu the venv module is a separate package: sudo apt-get install "
+            f"python{minor[0]}.{minor[1]}-venv, then delete {name} and rerun.")
+        lock = lock_for(minor)
+    if not lock.is_file():
+        raise StepFailed(f"{lock.name} is missing; run this from a complete checkout (or make lock).")
 
     # A failed or interrupted install must not leave a matching stamp behind.
-    STAMP.unlink(missing_ok=True)
-
-    constraints, tmp = constraint_file()
-    env = dict(os.environ)
-    env["PIP_CONSTRAINT"] = constraints
-    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    env.pop("PIP_REQUIRE_VIRTUALENV", None)
-    pip = [str(VENV_PYTHON), "-m", "pip"]
-    quiet = [] if verbose else ["-q", "--progress-bar", "off"]
-    retry = (
-        "Rerun with -v to see pip's full output. Check that PyPI is reachable and, if "
-        "you edited constraints.txt or pyproject.toml, that their pins agree. "
-        "To start afresh: rm -rf .venv && python3 tools/bootstrap.py"
-    )
-    try:
-        started = time.monotonic()
-        say("step 1/3: pip build tools (setuptools from constraints.txt, wheel)")
-        run("step 1/3 (pip install setuptools wheel)", pip + ["install", *quiet, "--upgrade", "setuptools", "wheel"], retry, env)
-
-        say("step 2/3: the course packages, pinned by constraints.txt "
-            "(about 1-2 minutes the first time; torch is large)")
-        run("step 2/3 (pip install -e .[test] with PIP_CONSTRAINT=constraints.txt)",
-            # compat mode: a .pth with the repo root, so every top-level package
-            # (minikernel, solutions, widgets, and any added later) imports without
-            # a reinstall; the default finder only maps packages present at install.
-            pip + ["install", *quiet, "--config-settings", "editable_mode=compat", "-e", ".[test]"], retry, env)
-
-        say("step 3/3: checking the installed packages are consistent (pip check)")
-        run("step 3/3 (pip check)", pip + ["check"], retry, env)
-    finally:
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-    STAMP.write_text(digest + "\n")
-    say(f".venv is ready ({time.monotonic() - started:.0f} s)")
-
-
-# ------------------------------------------------------- visdom front-end files
-#
-# visdom's server fetches its JavaScript/CSS/fonts from CDNs the first time it
-# starts and exits when it cannot (offline). It skips that when every file exists
-# and static/version.built holds the visdom version. The same releases are on the
-# npm registry, so the set-up installs them from there, checked by sha512.
-
-
-def visdom_package_dir() -> Path | None:
-    """``.venv/lib/python3.X/site-packages/visdom`` (found without running Python)."""
-    for pattern in ("lib/python3*/site-packages/visdom", "Lib/site-packages/visdom"):
-        for path in sorted(VENV.glob(pattern)):
-            if (path / "VERSION").is_file():
-                return path
-    return None
-
-
-def load_visdom_assets() -> dict:
-    try:
-        return json.loads(VISDOM_ASSETS.read_text())
-    except (OSError, ValueError) as exc:
-        raise StepFailed(f"cannot read {VISDOM_ASSETS} ({exc}); run this from a complete checkout.") from None
-
-
-def missing_visdom_assets(static: Path, manifest: dict) -> list[str]:
-    """The files of ``manifest`` (paths under static/) that are not there."""
-    return [dst for package in manifest["packages"] for _src, dst in package["files"]
-            if not (static / dst).is_file()]
-
-
-def visdom_assets_digest(manifest_bytes: bytes, visdom_version: str) -> str:
-    return hashlib.sha256(manifest_bytes + b"\0" + visdom_version.encode()).hexdigest()
-
-
-def _registry() -> str:
-    # npm's own variable, so a mirror configured for npm works here too.
-    return (os.environ.get("npm_config_registry") or os.environ.get("NPM_CONFIG_REGISTRY")
-            or NPM_REGISTRY).rstrip("/")
-
-
-def _fetch(url: str) -> bytes:
-    """GET ``url`` (proxies from the environment), one retry on a network error."""
-    request = urllib.request.Request(url, headers={"User-Agent": "minikernel-setup",
-                                                   "Accept": "application/json, */*"})
-    for attempt in (1, 2):
-        try:
-            with urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT_S) as response:
-                return response.read()
-        except urllib.error.HTTPError as exc:
-            raise StepFailed(f"{url} answered HTTP {exc.code}") from None
-        except (OSError, urllib.error.URLError) as exc:
-            if attempt == 2:
-                raise StepFailed(f"could not download {url} ({exc})") from None
-            time.sleep(1)
-    raise AssertionError("unreachable")
-
-
-def _check_integrity(data: bytes, dist: dict, what: str) -> None:
-    """Compare the tarball with the registry's ``dist.integrity`` (sha512, SRI format)."""
-    for entry in dist.get("integrity", "").split():
-        algo, _, expected = entry.partition("-")
-        if algo == "sha512":
-            actual = base64.b64encode(hashlib.sha512(data).digest()).decode()
-            if actual != expected:
-                raise StepFailed(f"{what}: the tarball's sha512 does not match the registry's integrity")
-            return
-    raise StepFailed(f"{what}: the registry gives no sha512 integrity for the tarball")
-
-
-def npm_package_files(name: str, version: str, paths: list[str]) -> dict[str, bytes]:
-    """Download ``name@version`` from the npm registry, verify it, return ``paths`` from it."""
-    what = f"{name}@{version}"
-    try:
-        dist = json.loads(_fetch(f"{_registry()}/{name}/{version}"))["dist"]
-    except (ValueError, KeyError, TypeError):
-        raise StepFailed(f"{what}: unexpected answer from the registry (no dist field)") from None
-    data = _fetch(dist["tarball"])
-    _check_integrity(data, dist, what)
-    found: dict[str, bytes] = {}
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-        for member in tar.getmembers():
-            # npm tarballs have one top folder (usually "package/"); paths are below it.
-            inner = member.name.split("/", 1)[1] if "/" in member.name else ""
-            if member.isfile() and inner in paths and inner not in found:
-                found[inner] = tar.extractfile(member).read()
-    missing = sorted(set(paths) - set(found))
-    if missing:
-        raise StepFailed(f"{what}: the tarball has no {', '.join(missing)}; fix tools/visdom_assets.json")
-    return found
-
-
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
-def ensure_visdom_assets() -> None:
-    package = visdom_package_dir()
-    if package is None:
-        raise StepFailed("visdom is not installed in .venv; delete .venv and rerun.")
-    version = (package / "VERSION").read_text().strip()
-    manifest_bytes = VISDOM_ASSETS.read_bytes() if VISDOM_ASSETS.is_file() else b""
-    manifest = load_visdom_assets()
-    if manifest.get("visdom") != version:
-        raise StepFailed(f"tools/visdom_assets.json lists the files of visdom {manifest.get('visdom')}, "
-                         f"but .venv has visdom {version}: update the list from visdom/server/build.py.")
-    static = package / "static"
-    built = static / "version.built"
-    digest = visdom_assets_digest(manifest_bytes, version)
-    try:
-        stamp = VISDOM_STAMP.read_text().split()[0]
-    except (OSError, IndexError):
-        stamp = None
-    built_ok = built.is_file() and built.read_text().strip() == version
-    if stamp == digest and built_ok and not missing_visdom_assets(static, manifest):
-        say("visdom's front-end files are installed")
-        return
-
-    # Not marked as built while incomplete: a half-installed set must not look finished.
-    VISDOM_STAMP.unlink(missing_ok=True)
-    built.unlink(missing_ok=True)
+    stamp = venv / ".minikernel-stamp"
+    stamp.unlink(missing_ok=True)
     started = time.monotonic()
-    packages = manifest["packages"]
-    say(f"visdom's front-end files: {len(packages)} npm packages from {_registry()} (about 25 MB)")
-    for package_spec in packages:
-        for _src, dst in package_spec["files"]:
-            if dst.startswith("/") or ".." in Path(dst).parts:
-                raise StepFailed(f"tools/visdom_assets.json: {dst!r} is not a path inside static/")
-
-    def install(spec: dict) -> None:
-        files = npm_package_files(spec["name"], spec["version"], [src for src, _dst in spec["files"]])
-        for src, dst in spec["files"]:
-            _write(static / dst, files[src])
-
-    hint = (f" Check that {_registry()} is reachable (behind a proxy set HTTPS_PROXY, or set "
-            "npm_config_registry to a mirror) and rerun make setup.")
-    with ThreadPoolExecutor(max_workers=6) as pool:
-        try:
-            for future in [pool.submit(install, spec) for spec in packages]:
-                future.result()
-        except StepFailed as exc:
-            raise StepFailed(f"visdom's front-end files: {exc}.{hint}") from None
-        except (tarfile.TarError, OSError) as exc:
-            raise StepFailed(f"visdom's front-end files: {exc!r}; rerun make setup") from None
-    built.write_text(version)
-    VISDOM_STAMP.write_text(digest + "\n")
-    say(f"visdom's front-end files are installed in {static} "
-        f"({time.monotonic() - started:.0f} s). Next: make lab")
+    install_from_lock(venv, lock, verbose, uv)
+    stamp.write_text(stamp_digest(lock) + "\n")
+    say(f"{name} is ready ({time.monotonic() - started:.0f} s)")
 
 
-# ------------------------------------------------------------------ system packages
+def uv_executable() -> Path:
+    """uv as ``make lock`` installs it (tools/lock-tools.txt, hash-checked, in .venv-lock/)."""
+    try:
+        return lock_uv_executable()
+    except LockError as exc:
+        raise StepFailed(str(exc)) from None
 
 
-def have_fonts() -> bool:
-    for base in FONT_DIRS:
-        if base.is_dir():
-            for _dirpath, _dirs, files in os.walk(base):
-                if any(f.lower().endswith((".ttf", ".otf", ".ttc", ".pfb")) for f in files):
-                    return True
-    return False
-
-
-def missing_system_packages() -> list[str]:
-    missing = []
-    if not CHROMIUM.exists():
-        missing.append("chromium")
-    if shutil.which("dot") is None:
-        missing.append("graphviz")
-    if not have_fonts():
-        missing.append("fonts-dejavu-core")
-    return missing
-
-
-def ensure_system() -> None:
-    missing = missing_system_packages()
-    if not missing:
-        say("system packages present: /usr/bin/chromium, graphviz (dot), fonts")
-        return
-    if os.geteuid() != 0:
-        raise StepFailed(f"missing system packages; install them with: sudo apt-get install {' '.join(missing)}")
-    if shutil.which("apt-get") is None:
-        raise StepFailed(
-            f"missing {', '.join(missing)} and there is no apt-get here; the browser tests "
-            "expect Debian's chromium at /usr/bin/chromium and graphviz's dot on PATH."
-        )
-    packages = list(missing)
-    if "chromium" in packages:
-        packages += [p for p in FONT_PACKAGES if p not in packages]
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    hint = "Check that the Debian mirror is reachable, or install them by hand: apt-get install " + " ".join(packages)
-    started = time.monotonic()
-    say("installing system packages: " + " ".join(packages) + " (apt-get update first)")
-    run("apt-get update", ["apt-get", "update", "-q"], hint, env)
-    run("apt-get install", ["apt-get", "install", "-y", "-q", "--no-install-recommends", *packages], hint, env)
-    still = missing_system_packages()
-    if still:
-        raise StepFailed(f"apt-get finished but these are still missing: {' '.join(still)}")
-    say(f"system packages installed ({time.monotonic() - started:.0f} s)")
-
-
-# -------------------------------------------------------------------------- main
+# ------------------------------------------------------------------------ main
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python3 tools/bootstrap.py",
-        description="Create .venv with the course's pinned packages (skipped when already up to date).",
+        description="Create .venv with the course's locked packages (skipped when already up to date).",
     )
     parser.add_argument("--system", action="store_true",
                         help="also install the system packages the tests need (chromium, graphviz)")
+    parser.add_argument("--venv", type=Path, default=VENV, help="the venv to create or update (default .venv)")
+    parser.add_argument("--python", help="the interpreter for a new venv (default: see find_python)")
+    parser.add_argument("--with-uv", action="store_true",
+                        help="install with uv from .venv-lock (make lock's resolver) instead of pip")
     parser.add_argument("-v", "--verbose", action="store_true", help="show pip's full output")
     args = parser.parse_args(argv)
+    venv = args.venv if args.venv.is_absolute() else Path.cwd() / args.venv
     try:
         if args.system:
             ensure_system()
-        ensure_venv(args.verbose)
-        ensure_visdom_assets()
+        uv = uv_executable() if args.with_uv else None
+        ensure_venv(venv, args.python, args.verbose, uv)
+        ensure_visdom_assets(venv)
     except StepFailed as exc:
         say(f"FAILED: {exc}")
         return 1
