@@ -12,10 +12,13 @@ saturates outside it. ``scale = (hi − lo) / (qmax − qmin)`` and
 ``zero_point = qmin − round(lo / scale)`` make the range fit (what a MinMax observer
 computes).
 
-PyTorch's kernels (x86, 2.13) compute ``x / scale`` as ``x * (1 / scale)`` with the
-reciprocal in float32 and add the zero point in one fused multiply-add before
-rounding half to even. Bit-identical results need the same steps; see
-``quantize_per_tensor``.
+Bit-identical results need PyTorch's exact float steps (x86, 2.13, measured): the
+reciprocal ``1 / scale`` in float32, then ``x * inv + zero_point``. For quint8/qint8
+per tensor (the vectorized kernel) that is one fused multiply-add — exact product
+and sum, rounded once to float32; for qint32 per tensor and for every per-channel
+case it is a float32 product, rounded, then a float32 sum, rounded. Then round half
+to even, clamp. The rare values that come out one level apart are those a hair
+from a half-way point.
 
 These functions take and return torch tensors: the integer representation that
 ``q.int_repr()`` shows for torch's quantized tensor ``q``.
@@ -83,15 +86,16 @@ def quantize_per_tensor(input: torch.Tensor, scale: float, zero_point: int, dtyp
 
     * ``qmin, qmax, int_dtype = check_quantize_args(input, zero_point, dtype)`` first.
     * The reciprocal in float32: ``inv = 1.0 / torch.tensor(scale, dtype=torch.float32)``.
-    * ``input * inv + zero_point`` as one fused multiply-add: exact product and sum,
-      rounded once to float32. Emulate it in float64 (the product of two float32 is
-      exact there), then ``.float()``.
+    * ``input * inv + zero_point``: for ``torch.quint8`` and ``torch.qint8`` as one fused
+      multiply-add — exact product and sum, rounded once to float32 (emulate it in
+      float64, where the product of two float32 is exact, then ``.float()``); for
+      ``torch.qint32`` in plain float32 arithmetic (product rounded, then sum rounded).
     * Round half to even (``torch.round``), clamp to ``[qmin, qmax]``, convert to ``int_dtype``.
 
     Matches: ``torch.quantize_per_tensor(input, scale, zero_point, dtype).int_repr()``,
-    bit for bit. ≈5 lines.
+    bit for bit. ≈7 lines.
     """
-    # TODO(10.4): ≈5 lines
+    # TODO(10.4): ≈7 lines
     raise NotImplementedError("exercise 10.4 (quantize_per_tensor) is not implemented yet")
 
 
@@ -116,9 +120,9 @@ def quantize_per_channel(input: torch.Tensor, scales: torch.Tensor, zero_points:
     * ``qmin, qmax, int_dtype = check_per_channel_args(input, scales, zero_points, axis, dtype)``.
     * Reshape ``scales`` and ``zero_points`` to broadcast along ``axis`` (size
       ``input.shape[axis]`` there, 1 elsewhere).
-    * Then as ``quantize_per_tensor``: float32 reciprocal of each scale, fused
-      multiply-add with the zero point (emulated in float64), round half to even,
-      clamp, convert.
+    * Float32 reciprocal of each scale (``1.0 / scales.float()``), then
+      ``input * inv + zero_points`` in plain float32 arithmetic (no fused multiply-add
+      here, for every dtype), round half to even, clamp, convert.
 
     Why per channel: the rows of a weight matrix differ in range by orders of
     magnitude; one scale for all would leave the small rows a handful of levels.

@@ -202,7 +202,7 @@ class _MultiProcessIter(_BaseIter):
         start = time.monotonic()
         while True:
             try:
-                return self.data_queue.get(timeout=_POLL_S)
+                idx, data = self.data_queue.get(timeout=_POLL_S)
             except queue.Empty:
                 dead = [str(w.pid) for w in self.workers if not w.is_alive()]
                 if dead:
@@ -210,6 +210,11 @@ class _MultiProcessIter(_BaseIter):
                     raise RuntimeError(f"DataLoader worker (pid(s) {', '.join(dead)}) exited unexpectedly") from None
                 if self.loader.timeout > 0 and time.monotonic() - start > self.loader.timeout:
                     raise RuntimeError(f"DataLoader timed out after {self.loader.timeout} seconds") from None
+                continue
+            if idx is None:  # a worker's loop itself failed: nothing more will come from it
+                self.shutdown()
+                data.reraise()
+            return idx, data
 
     def __next__(self) -> Any:
         if self.exhausted and self.rcvd_idx == self.send_idx:

@@ -84,6 +84,9 @@ def worker_main(dataset: Any, index_queue: Any, data_queue: Any, collate_fn: Cal
         worker_loop(dataset, index_queue, data_queue, collate_fn, worker_id)
     except KeyboardInterrupt:
         pass  # the main process was interrupted too and shuts the workers down
+    except Exception:  # noqa: BLE001 - the loop itself broke (an unfinished exercise, a bug in it)
+        # Numbered None: the main process raises it at once instead of finding a dead worker.
+        data_queue.put((None, ExceptionWrapper(where=f"in the loop of DataLoader worker process {worker_id}")))
     finally:
         # Do not wait at exit for batches nobody will read (an iteration given up early).
         data_queue.cancel_join_thread()

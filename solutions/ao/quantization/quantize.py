@@ -9,8 +9,11 @@ from minikernel.ao.quantization.quantize import check_per_channel_args, check_qu
 def quantize_per_tensor(input: torch.Tensor, scale: float, zero_point: int, dtype: torch.dtype) -> torch.Tensor:
     qmin, qmax, int_dtype = check_quantize_args(input, zero_point, dtype)
     inv = 1.0 / torch.tensor(scale, dtype=torch.float32)
-    fused = (input.double() * inv.double() + zero_point).float()  # one rounding, as a fused multiply-add
-    return torch.round(fused).clamp(qmin, qmax).to(int_dtype)
+    if dtype == torch.qint32:
+        shifted = input * inv + zero_point  # float32: the product rounded, then the sum
+    else:
+        shifted = (input.double() * inv.double() + zero_point).float()  # one rounding, as a fused multiply-add
+    return torch.round(shifted).clamp(qmin, qmax).to(int_dtype)
 
 
 def dequantize_per_tensor(input: torch.Tensor, scale: float, zero_point: int) -> torch.Tensor:
@@ -23,8 +26,7 @@ def quantize_per_channel(input: torch.Tensor, scales: torch.Tensor, zero_points:
     shape = [1] * input.dim()
     shape[axis] = -1
     inv = 1.0 / scales.float().reshape(shape)
-    fused = (input.double() * inv.double() + zero_points.reshape(shape).double()).float()
-    return torch.round(fused).clamp(qmin, qmax).to(int_dtype)
+    return torch.round(input * inv + zero_points.reshape(shape)).clamp(qmin, qmax).to(int_dtype)
 
 
 def dequantize_per_channel(input: torch.Tensor, scales: torch.Tensor, zero_points: torch.Tensor,
