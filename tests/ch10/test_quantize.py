@@ -20,6 +20,21 @@ DTYPES = [torch.quint8, torch.qint8, torch.qint32]
 warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*deprecated")
 
 
+def _refusal(fn, *args) -> str | None:
+    """The RuntimeError's message when ``fn(*args)`` refuses, else None.
+
+    A stub's NotImplementedError is a RuntimeError too: it goes through, so an
+    unfinished exercise does not count as a refusal.
+    """
+    try:
+        fn(*args)
+    except NotImplementedError:
+        raise
+    except RuntimeError as err:
+        return str(err)
+    return None
+
+
 def _values(draw, shape, scale, zero_point, seed):
     """Float32 values: random, exactly half-way between levels, and past both ends."""
     g = torch.Generator().manual_seed(seed)
@@ -79,10 +94,8 @@ def test_round_half_to_even_and_saturation(dtype):
     (torch.randn(3), 0.1, 300, torch.quint8),
 ])
 def test_quantize_per_tensor_refuses_what_torch_refuses(bad):
-    with pytest.raises(RuntimeError):
-        torch.quantize_per_tensor(*bad)
-    with pytest.raises(RuntimeError):
-        Q.quantize_per_tensor(*bad)
+    assert _refusal(torch.quantize_per_tensor, *bad) is not None
+    assert _refusal(Q.quantize_per_tensor, *bad) is not None, "refuse it with a RuntimeError, as torch does"
 
 
 @st.composite
@@ -134,7 +147,5 @@ def test_each_channel_gets_its_own_scale():
 def test_quantize_per_channel_refuses_what_torch_refuses(axis, n):
     x = torch.randn(2, 3)
     args = (x, torch.rand(n, dtype=torch.float64) + 0.1, torch.zeros(n, dtype=torch.int64), axis, torch.qint8)
-    with pytest.raises(RuntimeError):
-        torch.quantize_per_channel(*args)
-    with pytest.raises(RuntimeError):
-        Q.quantize_per_channel(*args)
+    assert _refusal(torch.quantize_per_channel, *args) is not None
+    assert _refusal(Q.quantize_per_channel, *args) is not None, "refuse it with a RuntimeError, as torch does"
