@@ -58,7 +58,9 @@ class SavedTensorMeter:
             self.live_bytes += entry[0]
             self.peak_bytes = max(self.peak_bytes, self.live_bytes)
         entry[1] += 1
-        handle = _Saved(tensor)
+        # Detached: a saved *output* (ReLU's, tanh's) would otherwise hold its own grad_fn,
+        # which holds this handle — a cycle through C++ that Python's gc cannot free.
+        handle = _Saved(tensor.detach())
         weakref.finalize(handle, self._release, key)
         return handle
 

@@ -79,7 +79,7 @@ def test_quantize_per_tensor_is_torchs_bit_for_bit(case):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_round_half_to_even_and_saturation(dtype):
     qmin, qmax, _ = Q.QRANGES[dtype]
-    x = torch.tensor([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1e9, -1e9, 0.0, 3.49999])
+    x = torch.tensor([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1e9, -1e9, 1e12, -1e12, 0.0, 3.49999])
     for zero_point in (0, 3, -7):
         if not qmin <= zero_point <= qmax:
             continue

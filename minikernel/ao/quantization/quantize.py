@@ -90,7 +90,8 @@ def quantize_per_tensor(input: torch.Tensor, scale: float, zero_point: int, dtyp
       multiply-add — exact product and sum, rounded once to float32 (emulate it in
       float64, where the product of two float32 is exact, then ``.float()``); for
       ``torch.qint32`` in plain float32 arithmetic (product rounded, then sum rounded).
-    * Round half to even (``torch.round``), clamp to ``[qmin, qmax]``, convert to ``int_dtype``.
+    * Round half to even (``torch.round``), clamp to ``[qmin, qmax]`` in float64 (qint32's
+      ``2**31 - 1`` is not a float32), convert to ``int_dtype``.
 
     Matches: ``torch.quantize_per_tensor(input, scale, zero_point, dtype).int_repr()``,
     bit for bit. ≈7 lines.
@@ -122,7 +123,7 @@ def quantize_per_channel(input: torch.Tensor, scales: torch.Tensor, zero_points:
       ``input.shape[axis]`` there, 1 elsewhere).
     * Float32 reciprocal of each scale (``1.0 / scales.float()``), then
       ``input * inv + zero_points`` in plain float32 arithmetic (no fused multiply-add
-      here, for every dtype), round half to even, clamp, convert.
+      here, for every dtype), round half to even, clamp (in float64), convert.
 
     Why per channel: the rows of a weight matrix differ in range by orders of
     magnitude; one scale for all would leave the small rows a handful of levels.

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
+import os
 import queue
 import time
 import warnings
@@ -150,6 +151,8 @@ class _MultiProcessIter(_BaseIter):
 
     def __init__(self, loader: DataLoader) -> None:
         super().__init__(loader)
+        self.owner_pid = os.getpid()  # a forked child inherits this object but must not stop its workers
+        self.shut = True  # until the workers exist
         context = loader.multiprocessing_context
         if context is None or isinstance(context, str):
             context = multiprocessing.get_context(context)
@@ -233,7 +236,7 @@ class _MultiProcessIter(_BaseIter):
 
     def shutdown(self) -> None:
         """Tell every worker to stop, wait a little, then terminate what is left."""
-        if self.shut:
+        if self.shut or os.getpid() != self.owner_pid:
             return
         self.shut = True
         for index_queue in self.index_queues:

@@ -13,7 +13,7 @@ def quantize_per_tensor(input: torch.Tensor, scale: float, zero_point: int, dtyp
         shifted = input * inv + zero_point  # float32: the product rounded, then the sum
     else:
         shifted = (input.double() * inv.double() + zero_point).float()  # one rounding, as a fused multiply-add
-    return torch.round(shifted).clamp(qmin, qmax).to(int_dtype)
+    return torch.round(shifted).double().clamp(qmin, qmax).to(int_dtype)  # 2**31 - 1 is no float32
 
 
 def dequantize_per_tensor(input: torch.Tensor, scale: float, zero_point: int) -> torch.Tensor:
@@ -26,7 +26,7 @@ def quantize_per_channel(input: torch.Tensor, scales: torch.Tensor, zero_points:
     shape = [1] * input.dim()
     shape[axis] = -1
     inv = 1.0 / scales.float().reshape(shape)
-    return torch.round(input * inv + zero_points.reshape(shape)).clamp(qmin, qmax).to(int_dtype)
+    return torch.round(input * inv + zero_points.reshape(shape)).double().clamp(qmin, qmax).to(int_dtype)
 
 
 def dequantize_per_channel(input: torch.Tensor, scales: torch.Tensor, zero_points: torch.Tensor,
