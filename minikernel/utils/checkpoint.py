@@ -20,7 +20,8 @@ Works on torch tensors (the memory it saves is torch's).
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -76,11 +77,11 @@ class CheckpointFunction(torch.autograd.Function):
     """``apply(run_function, preserve_rng_state, *args)``: ``run_function(*args)``, recomputed in backward."""
 
     @staticmethod
-    def forward(ctx, run_function, preserve_rng_state, *args):  # noqa: D102 - see checkpoint_forward
+    def forward(ctx, run_function, preserve_rng_state, *args):
         return checkpoint_forward(ctx, run_function, preserve_rng_state, *args)
 
     @staticmethod
-    def backward(ctx, *grad_outputs):  # noqa: D102 - see checkpoint_backward
+    def backward(ctx, *grad_outputs):
         return checkpoint_backward(ctx, *grad_outputs)
 
 

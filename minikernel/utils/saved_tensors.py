@@ -13,7 +13,8 @@ the next Linear's input, a weight and its transpose) count once, and the storage
 from __future__ import annotations
 
 import weakref
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import torch
 
@@ -21,7 +22,7 @@ import torch
 class _Saved:
     """What the pack hook stores in the graph in place of a tensor."""
 
-    __slots__ = ("tensor", "__weakref__")
+    __slots__ = ("__weakref__", "tensor")
 
     def __init__(self, tensor: torch.Tensor):
         self.tensor = tensor

@@ -1,7 +1,8 @@
 """Reference solution for exercise 10.1 (``minikernel/utils/checkpoint.py``)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

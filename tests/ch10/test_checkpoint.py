@@ -47,7 +47,7 @@ def test_checkpoint_sequential_gives_torchs_values_and_gradients(seed, segments)
     plain = _grads(net, net, x)
     ours = _grads(net, lambda t: mk_ckpt.checkpoint_sequential(net, segments, t, use_reentrant=True), x)
     for reentrant in (True, False):
-        theirs = _grads(net, lambda t: torch_ckpt.checkpoint_sequential(net, segments, t, use_reentrant=reentrant), x)
+        theirs = _grads(net, lambda t, r=reentrant: torch_ckpt.checkpoint_sequential(net, segments, t, use_reentrant=r), x)
         assert torch.equal(ours[0], theirs[0]), "forward values differ from torch's checkpoint_sequential"
         assert _equal(ours[1], theirs[1]), f"parameter gradients differ (use_reentrant={reentrant})"
         assert torch.equal(ours[2], theirs[2]), f"input gradient differs (use_reentrant={reentrant})"

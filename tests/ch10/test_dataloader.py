@@ -16,7 +16,12 @@ import torch
 from hypothesis import given, strategies as st
 from torch.utils.data import BatchSampler, SequentialSampler, default_collate
 
-from minikernel.utils.data import DataLoader, ExceptionWrapper, next_in_order, worker_loop
+from minikernel.utils.data import (
+    DataLoader,
+    ExceptionWrapper,
+    next_in_order,
+    worker_loop,
+)
 from minikernel.utils.data.examples import BrokenAt, SlowSquares
 
 
@@ -31,7 +36,7 @@ def _run_worker(dataset, tasks, collate_fn=default_collate, worker_id=0):
     def target():
         try:
             worker_loop(dataset, index_queue, data_queue, collate_fn, worker_id)
-        except BaseException as err:  # noqa: BLE001 - handed to the test's thread
+        except BaseException as err:
             failure.append(err)
 
     thread = threading.Thread(target=target, daemon=True)

@@ -16,6 +16,5 @@ from . import fuse, quantize
 from .fuse import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights
 from .quantize import dequantize_per_channel, dequantize_per_tensor, quantize_per_channel, quantize_per_tensor
 
-__all__ = ["fuse", "quantize", "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
-           "fuse_linear_bn_weights", "dequantize_per_channel", "dequantize_per_tensor", "quantize_per_channel",
-           "quantize_per_tensor"]
+__all__ = ["dequantize_per_channel", "dequantize_per_tensor", "fuse", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
+           "fuse_linear_bn_eval", "fuse_linear_bn_weights", "quantize", "quantize_per_channel", "quantize_per_tensor"]

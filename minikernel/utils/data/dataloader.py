@@ -28,10 +28,17 @@ import os
 import queue
 import time
 import warnings
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
-from torch.utils.data import BatchSampler, IterableDataset, RandomSampler, SequentialSampler, default_collate
+from torch.utils.data import (
+    BatchSampler,
+    IterableDataset,
+    RandomSampler,
+    SequentialSampler,
+    default_collate,
+)
 
 from minikernel.course.exercise import exercise
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 import random
 import sys
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -43,7 +44,7 @@ class ExceptionWrapper:
             msg = KeyError(msg)  # KeyError would print the message through repr(): keep the newlines
         try:
             exception = self.exc_type(msg)
-        except Exception:  # noqa: BLE001 - a type that needs other arguments: say so in a RuntimeError
+        except Exception:
             raise RuntimeError(msg) from None
         raise exception
 
@@ -84,7 +85,7 @@ def worker_main(dataset: Any, index_queue: Any, data_queue: Any, collate_fn: Cal
         worker_loop(dataset, index_queue, data_queue, collate_fn, worker_id)
     except KeyboardInterrupt:
         pass  # the main process was interrupted too and shuts the workers down
-    except Exception:  # noqa: BLE001 - the loop itself broke (an unfinished exercise, a bug in it)
+    except Exception:
         # Numbered None: the main process raises it at once instead of finding a dead worker.
         data_queue.put((None, ExceptionWrapper(where=f"in the loop of DataLoader worker process {worker_id}")))
     finally:

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import torch
 
-from minikernel.ao.quantization.quantize import check_per_channel_args, check_quantize_args
+from minikernel.ao.quantization.quantize import (
+    check_per_channel_args,
+    check_quantize_args,
+)
 
 
 def quantize_per_tensor(input: torch.Tensor, scale: float, zero_point: int, dtype: torch.dtype) -> torch.Tensor:

@@ -1,7 +1,8 @@
 """Reference solution for exercise 10.3 (``minikernel/utils/data/dataloader.py``)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from minikernel.utils.data.worker import ExceptionWrapper
 

@@ -1,7 +1,8 @@
 """Reference solution for exercise 10.2 (``minikernel/utils/data/worker.py``)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from minikernel.utils.data.worker import ExceptionWrapper
 
@@ -14,6 +15,6 @@ def worker_loop(dataset: Any, index_queue: Any, data_queue: Any, collate_fn: Cal
         idx, indices = task
         try:
             data = collate_fn([dataset[i] for i in indices])
-        except Exception:  # noqa: BLE001 - every error goes home to the main process
+        except Exception:
             data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
         data_queue.put((idx, data))
