@@ -170,7 +170,8 @@ print(f"activations saved at the peak: {meter.peak_bytes / 2**20:.2f} MiB "
 #   recomputing early once the needed tensors are back.
 #
 # Both save and restore the generator state (`preserve_rng_state=True`) so that a
-# dropout inside draws the same mask twice. Since 2.4 torch warns if you do not choose:
+# dropout inside draws the same mask twice. Torch warns if you do not choose (the message
+# still promises an exception from 2.9 on; 2.13 warns):
 
 # %%
 with warnings.catch_warnings(record=True) as caught:
