@@ -16,6 +16,7 @@ from .tensor import Tensor, bool_, float32, float64, int32, int64, tensor
 from . import kernels, ops  # noqa: E402  chapter 02
 from . import norm  # noqa: E402  chapter 05
 from . import clip_grad, optim  # noqa: E402  chapter 08
+from . import ao, utils  # noqa: E402  chapter 10
 
 exercise.check_selection()
 

@@ -1,0 +1,833 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Chapter 10 — Memory, speed and debugging: saved tensors, checkpointing, the input pipeline, profiling, quantization
+#
+# Training fits in memory, runs fast and gives the right numbers only when you know
+# where memory and time go. This chapter measures them on PyTorch itself: what
+# **autograd keeps** for backward (with `saved_tensors_hooks`) and how
+# **checkpointing** trades it for recomputation; **gradient accumulation**; how the
+# **DataLoader**'s workers, queues and prefetching fit together and what
+# `pin_memory` really does; **profiling** (`torch.profiler`, `cProfile`) and
+# **debugging** (anomaly detection, a per-op shape trace); and **quantization**
+# (scale and zero point, per tensor and per channel, dynamic quantization) with
+# **Conv/Linear+BatchNorm folding**.
+#
+# You rebuild six pieces: checkpointing as a recomputing `torch.autograd.Function`
+# (`minikernel/utils/checkpoint.py`), a DataLoader worker's loop and the in-order
+# delivery of batches (`minikernel/utils/data/`), quantize/dequantize per tensor and
+# per channel bit for bit as PyTorch (`minikernel/ao/quantization/quantize.py`), and
+# BatchNorm folding (`minikernel/ao/quantization/fuse.py`). These exercises work on
+# **torch tensors**: the memory and time being studied are PyTorch's.
+#
+# **How each exercise goes.** PyTorch first, then your function on the same input,
+# then a check printed beside PyTorch's answer. Until you write a function, its cells
+# print `Finish exercise 10.k (...)` and the rest of the notebook still runs.
+#
+# **Stuck?** The references are under `solutions/utils/` and `solutions/ao/`. Set
+# `MINIKERNEL_SOLUTIONS` before starting JupyterLab (`MINIKERNEL_SOLUTIONS=10.4 make
+# lab`, or `10.*`, or `all`) and restart the kernel after changing it: it is read once,
+# when `minikernel` is imported.
+#
+# **Grading.** The last cell runs `minikernel.grade("10.*")`; from a terminal,
+# `make grade ARGS="'10.*'"` or `python -m minikernel grade 10.4`.
+
+# %%
+import cProfile
+import inspect
+import io
+import pstats
+import queue
+import time
+import warnings
+
+import matplotlib.pyplot as plt
+import torch
+import torch.utils.checkpoint as torch_ckpt
+from torch.profiler import ProfilerActivity, profile
+
+import minikernel as mk
+from minikernel.ao.quantization import fuse as mk_fuse
+from minikernel.ao.quantization import quantize as mk_quant
+from minikernel.course.exercise import finish_message
+from minikernel.utils import checkpoint as mk_ckpt
+from minikernel.utils import data as mk_data
+from minikernel.utils.data.examples import BrokenAt, SlowSquares
+from minikernel.utils.op_trace import OpTrace
+from minikernel.utils.saved_tensors import SavedTensorMeter, saved_bytes_per_module
+
+torch.manual_seed(0)
+print(torch.__version__, "| minikernel from", mk.__name__)
+
+
+def chapter08_model() -> torch.nn.Sequential:
+    """Chapter 08's regression network: Linear(8, 32) → ReLU → Linear(32, 1)."""
+    return torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+
+
+# %% [markdown]
+# ## 1. What autograd keeps for backward
+#
+# Every op that needs its inputs (or output) for the backward formula *saves* them in
+# its graph node: `linear` saves its input and weight (dW = gᵀ·x, dx = g·W), `relu` its
+# output (the mask y > 0), `sin` its input. These saved tensors are the **activation
+# memory**: they live from the forward until the node runs in backward, and they grow
+# with batch size × depth — often far more than the parameters.
+#
+# `torch.autograd.graph.saved_tensors_hooks(pack, unpack)` shows them: `pack(t)` is
+# called for each tensor an op saves, and what it returns is stored instead. Chapter
+# 08's model on a batch of 32:
+
+# %%
+model = chapter08_model()
+x = torch.randn(32, 8)
+y = torch.randn(32, 1)
+
+
+def pack(t):
+    kind = "parameter" if any(t.untyped_storage().data_ptr() == p.untyped_storage().data_ptr()
+                              for p in model.parameters()) else "activation"
+    print(f"  saved {kind:10} {tuple(t.shape)} {t.dtype}")
+    return t
+
+
+with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+
+# %% [markdown]
+# `SavedTensorMeter` (`minikernel/utils/saved_tensors.py`) turns this into bytes: the
+# pack hook returns a small handle and a weak-reference finalizer notices when the
+# graph lets go of it. Storages are counted once (ReLU's output *is* the second
+# Linear's input) and parameters not at all. Per layer of the model:
+
+# %%
+per_layer = saved_bytes_per_module(model, x)
+for name, nbytes in per_layer.items():
+    print(f"layer {name} ({type(model[int(name)]).__name__:6}): {nbytes:5} bytes of activations saved")
+print("the first Linear keeps its input x:", per_layer["0"] == x.numel() * 4)
+print("the second Linear adds nothing: it saves the tensor ReLU already saved:", per_layer["2"] == 0)
+
+# %% [markdown]
+# The notes advise `del`-ing intermediate results and the loss to free memory. What
+# frees the saved tensors is dropping the **last reference to the graph** — the
+# output and the loss hold it through `grad_fn` — or running backward, which frees
+# each node's saved tensors as it goes (unless `retain_graph=True`):
+
+# %%
+with SavedTensorMeter(exclude=model.parameters()) as meter:
+    out = model(x)
+    loss = torch.nn.functional.mse_loss(out, y)
+    print("after forward:            ", meter.live_bytes, "bytes held")
+    del out
+    print("del out (loss still holds the graph):", meter.live_bytes, "bytes held")
+    del loss
+    print("del loss:                 ", meter.live_bytes, "bytes held")
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    print("after backward:           ", meter.live_bytes, "bytes held; peak was", meter.peak_bytes)
+
+# %% [markdown]
+# A deeper and wider model shows the scale: 16 blocks of Linear(256, 256) + Tanh on
+# a batch of 64 save about one activation per op; the parameters of a block take
+# 256·257·4 bytes whatever the batch. (The notes' other rule of thumb: a Linear's
+# parameters are O(in·out), an RNN unrolled over T steps keeps T steps of activations.)
+
+# %%
+torch.manual_seed(0)
+deep = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.Tanh()) for _ in range(16)])
+x_deep = torch.randn(64, 256, requires_grad=True)
+with SavedTensorMeter(exclude=deep.parameters()) as meter:
+    deep(x_deep).sum().backward()
+param_bytes = sum(p.numel() * 4 for p in deep.parameters())
+print(f"activations saved at the peak: {meter.peak_bytes / 2**20:.2f} MiB "
+      f"({meter.peak_bytes // (64 * 256 * 4)} tensors of 64×256), parameters: {param_bytes / 2**20:.2f} MiB")
+
+# %% [markdown]
+# ## 2. Checkpointing: recompute instead of saving
+#
+# `torch.utils.checkpoint.checkpoint(f, x)` runs `f` without keeping its insides and
+# saves only `x`; in backward it reruns `f(x)` with the graph on and backpropagates
+# through that. Cost: one more forward of the segment. Two implementations:
+#
+# * `use_reentrant=True` (the original): a custom `autograd.Function` whose backward
+#   **re-enters** the autograd engine on the recomputed graph. It only works with
+#   `.backward()` (not `torch.autograd.grad`), needs an input that requires grad, and
+#   keyword arguments are refused.
+# * `use_reentrant=False` (recommended): runs `f` with the graph on but under
+#   `saved_tensors_hooks` that drop each saved tensor and recompute it on first use in
+#   backward — works with `autograd.grad`, any inputs, keyword arguments, and stops
+#   recomputing early once the needed tensors are back.
+#
+# Both save and restore the generator state (`preserve_rng_state=True`) so that a
+# dropout inside draws the same mask twice. Torch warns if you do not choose (the message
+# still promises an exception from 2.9 on; 2.13 warns):
+
+# %%
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    torch_ckpt.checkpoint(torch.sin, torch.randn(3, requires_grad=True))
+print(str(caught[0].message).split(". ")[0] + ".")
+
+# %% [markdown]
+# The same gradients, far fewer bytes kept after the forward (the meter's hooks are
+# the outer ones; `use_reentrant=False` keeps the segment's tensors under its own
+# inner hooks, so the meter sees only what stays outside them):
+
+# %%
+def grads_of(run):
+    deep.zero_grad(set_to_none=True)
+    x = x_deep.detach().clone().requires_grad_()
+    with SavedTensorMeter(exclude=deep.parameters()) as meter:
+        out = run(x)
+        after_forward = meter.live_bytes
+        out.pow(2).sum().backward()
+    return [p.grad for p in deep.parameters()] + [x.grad], after_forward, meter.peak_bytes
+
+
+plain = grads_of(deep)
+for reentrant in (True, False):
+    ckpt = grads_of(lambda t: torch_ckpt.checkpoint(deep, t, use_reentrant=reentrant))
+    print(f"use_reentrant={reentrant!s:5}: gradients identical: "
+          f"{all(torch.equal(a, b) for a, b in zip(plain[0], ckpt[0]))}; bytes after forward "
+          f"{ckpt[1]} vs {plain[1]} without checkpointing")
+
+# %% [markdown]
+# ## Exercise 10.1 — checkpoint_forward, checkpoint_backward
+#
+# `minikernel.utils.checkpoint.CheckpointFunction` is the reentrant design: its
+# `forward(ctx, run_function, preserve_rng_state, *args)` and `backward(ctx,
+# *grad_outputs)` call your `checkpoint_forward` and `checkpoint_backward`. Forward:
+# keep the function, the generator state and the tensor inputs
+# (`ctx.save_for_backward`), run under `no_grad`. Backward: detach the saved inputs
+# into fresh leaves, restore the generator state inside `torch.random.fork_rng`, rerun
+# under `enable_grad`, `torch.autograd.backward` the outputs, return `(None, None,
+# *input grads)`. `checkpoint` and `checkpoint_sequential` around it are given.
+#
+# The check: a network with dropout, run plain, through torch's checkpoint and through
+# yours, from the same seed:
+
+# %%
+torch.manual_seed(3)
+dropnet = torch.nn.Sequential(*[m for _ in range(4) for m in (torch.nn.Linear(16, 16), torch.nn.Tanh(),
+                                                              torch.nn.Dropout(0.3))])
+x_drop = torch.randn(8, 16)
+
+
+def run_with(fn):
+    dropnet.zero_grad(set_to_none=True)
+    x = x_drop.clone().requires_grad_()
+    torch.manual_seed(7)
+    out = fn(x)
+    out.sin().sum().backward()
+    return [out.detach(), x.grad] + [p.grad for p in dropnet.parameters()], torch.get_rng_state()
+
+
+reference, rng_plain = run_with(dropnet)
+torch_result, _ = run_with(lambda t: torch_ckpt.checkpoint_sequential(dropnet, 3, t, use_reentrant=False))
+try:
+    yours, rng_yours = run_with(lambda t: mk_ckpt.checkpoint_sequential(dropnet, 3, t, use_reentrant=True))
+    print("torch's checkpoint == no checkpoint:", all(torch.equal(a, b) for a, b in zip(torch_result, reference)))
+    print("your checkpoint == torch's (values, input and parameter gradients, bit for bit):",
+          all(torch.equal(a, b) for a, b in zip(yours, torch_result)))
+    print("generator state after backward as without checkpointing:", torch.equal(rng_yours, rng_plain))
+except NotImplementedError as err:
+    print(finish_message(err, "to checkpoint the network"))
+
+# %% [markdown]
+# ### Peak memory against the number of segments: the O(√N) claim
+#
+# `checkpoint_sequential(functions, k, x)` cuts N layers into k segments and
+# checkpoints all but the last. At the peak it holds the k segment inputs plus the
+# insides of one segment being recomputed (N/k layers): about k + N/k activations,
+# least at k ≈ √N — the notes' "sublinear memory". Measured with the meter on the
+# 16-block model, through torch's reentrant checkpoint and through yours (one
+# activation = 64×256 float32 = 64 KiB):
+
+# %%
+segment_counts = [1, 2, 3, 4, 6, 8, 16]
+peaks = {"torch": [], "yours": []}
+for k in segment_counts:
+    for name, impl in (("torch", torch_ckpt), ("yours", mk_ckpt)):
+        x = x_deep.detach().clone().requires_grad_()
+        try:
+            with SavedTensorMeter(exclude=deep.parameters()) as meter:
+                impl.checkpoint_sequential(deep, k, x, use_reentrant=True).sum().backward()
+            peaks[name].append(meter.peak_bytes // (64 * 256 * 4))
+        except NotImplementedError as err:
+            peaks[name].append(None)
+            todo = finish_message(err, "to measure your checkpoint")
+print("segments:             ", segment_counts)
+print("peak, torch (tensors):", peaks["torch"])
+if None in peaks["yours"]:
+    print(todo)
+else:
+    print("peak, yours (tensors):", peaks["yours"], "| equal to torch's:", peaks["yours"] == peaks["torch"])
+print("fewest at k =", segment_counts[peaks["torch"].index(min(peaks["torch"]))], "; √16 =", 16 ** 0.5)
+
+# %%
+figure, ax = plt.subplots(figsize=(6, 3))
+_ = ax.plot(segment_counts, peaks["torch"], "o-", label="torch checkpoint_sequential (measured)")
+if None not in peaks["yours"]:
+    _ = ax.plot(segment_counts, peaks["yours"], "x--", label="yours (measured)")
+_ = ax.plot(segment_counts, [2 * (k + 16 / k) for k in segment_counts], ":", label="2·(k + N/k)")
+ax.set_xlabel("segments k (N = 16 blocks)")
+ax.set_ylabel("peak saved tensors (64×256)")
+_ = ax.legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# ### Gradient accumulation
+#
+# A batch of 64 that does not fit can be run as 2 × 32: call `backward()` on each
+# half (gradients **add** into `.grad`) and step once. With a mean loss, divide each
+# half's loss by the number of halves, and the gradients equal the big batch's (up to
+# float rounding: the sums are ordered differently). With **BatchNorm** in training
+# mode they do not: each half is normalized by its own mean and variance, and the
+# running statistics get two updates instead of one. (With AMP, scale every half's
+# loss and `unscale_`/`step`/`update` once per accumulated step.)
+
+# %%
+def accumulation_gap(make_model):
+    torch.manual_seed(0)
+    net = make_model()
+    xb, yb = torch.randn(64, 8), torch.randn(64, 1)
+    net.zero_grad()
+    torch.nn.functional.mse_loss(net(xb), yb).backward()
+    big = [p.grad.clone() for p in net.parameters()]
+    net.zero_grad()
+    for half in (slice(0, 32), slice(32, 64)):
+        (torch.nn.functional.mse_loss(net(xb[half]), yb[half]) / 2).backward()
+    return max((a - b).abs().max().item() for a, b in zip(big, (p.grad for p in net.parameters())))
+
+
+gap_plain = accumulation_gap(chapter08_model)
+gap_bn = accumulation_gap(lambda: torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.BatchNorm1d(32),
+                                                      torch.nn.ReLU(), torch.nn.Linear(32, 1)))
+print("without BatchNorm, 2×32 equals 64 up to rounding:", gap_plain < 1e-6)
+print("with BatchNorm, the gradients differ by up to", f"{gap_bn:.3f}", "| more than rounding:", gap_bn > 1e-3)
+
+# %% [markdown]
+# ## 3. The input pipeline
+#
+# `torch.utils.data.DataLoader(num_workers=n)` starts n worker **processes** (not
+# threads, as the notes say). Each has its own **index queue**; all share one **data
+# queue**. The main process sends batch i's indices to worker i mod n, keeping
+# `prefetch_factor × n` batches in flight (default 2 × n); a worker loads the samples,
+# collates them and puts `(i, batch)` on the data queue; the main process hands
+# batches out **in order**, stashing early arrivals. A worker's exception travels back
+# as an `ExceptionWrapper` (the traceback as text) and is raised in the main process.
+# At the end of an epoch the workers are stopped — unless `persistent_workers=True`,
+# which keeps them (and their copy of the dataset) for the next epoch.
+#
+# Torch's iterator shows the pieces:
+
+# %%
+loader = torch.utils.data.DataLoader(SlowSquares(20), batch_size=4, num_workers=2)
+it = iter(loader)
+print(type(it).__name__, "| index queues:", len(it._index_queues), "| prefetch_factor:", it._prefetch_factor,
+      "| batches in flight:", it._tasks_outstanding, "| worker processes:", len(it._workers))
+print("first batch:", next(it).tolist())
+del it
+print("persistent_workers needs workers:", end=" ")
+try:
+    torch.utils.data.DataLoader(SlowSquares(4), persistent_workers=True)
+except ValueError as err:
+    print(err)
+
+# %% [markdown]
+# **`pin_memory` puts nothing on the GPU** (the notes say it does). It copies each
+# batch into **page-locked host memory** in a thread of the main process. The GPU's
+# DMA engine can read such memory directly, so `batch.to("cuda", non_blocking=True)`
+# becomes an asynchronous copy that overlaps the compute; from ordinary pageable
+# memory the driver first copies into a pinned staging buffer, synchronously. Pinning
+# needs an accelerator — on this machine:
+
+# %%
+print("accelerator available:", torch.accelerator.is_available())
+try:
+    torch.empty(3).pin_memory()
+except RuntimeError as err:
+    print("pin_memory() -> RuntimeError:", err)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    batch = next(iter(torch.utils.data.DataLoader(SlowSquares(4), batch_size=2, pin_memory=True)))
+print("DataLoader(pin_memory=True) warns:", caught[0].message)
+print("the batch stays in ordinary memory:", batch.is_pinned() if torch.accelerator.is_available() else "no pinning here")
+
+# %% [markdown]
+# ## Exercise 10.2 — worker_loop
+#
+# `minikernel.utils.data.DataLoader` is built like torch's
+# (`minikernel/utils/data/dataloader.py`). Its worker processes run your `worker_loop(dataset,
+# index_queue, data_queue, collate_fn, worker_id)`: take `(idx, indices)` tasks until
+# `None`, put `(idx, collate_fn([dataset[i] for i in indices]))` on the data queue —
+# or `(idx, ExceptionWrapper(where=f"in DataLoader worker process {worker_id}"))` when
+# loading fails — and go on. Tested here in this process with `queue.Queue`s:
+
+# %%
+index_q, data_q = queue.Queue(), queue.Queue()
+for task in [(0, [0, 1]), (1, [2, 3]), (2, [4, 5])]:
+    index_q.put(task)
+index_q.put(None)
+try:
+    mk_data.worker_loop(BrokenAt(6, bad=3), index_q, data_q, torch.utils.data.default_collate, 0)
+    answers = [data_q.get() for _ in range(data_q.qsize())]
+    for idx, batch in answers:
+        shown = batch.tolist() if torch.is_tensor(batch) else type(batch).__name__
+        print(f"task {idx}: {shown}")
+    print("the error's message starts:", answers[1][1].exc_msg.strip().splitlines()[-1])
+except NotImplementedError as err:
+    print(finish_message(err, "to run the worker's loop"))
+
+# %% [markdown]
+# ## Exercise 10.3 — next_in_order
+#
+# The main process calls your `next_in_order(rcvd_idx, reorder, receive)`: return
+# batch `rcvd_idx` — from the `reorder` dict if it came early, else `receive()`
+# arrivals (stashing the others) until it comes — and re-raise it if it is an
+# `ExceptionWrapper`. Arrivals in a scrambled order:
+
+# %%
+arrivals = [(2, "batch 2"), (0, "batch 0"), (3, "batch 3"), (1, "batch 1")]
+reorder = {}
+try:
+    for want in range(4):
+        got = mk_data.next_in_order(want, reorder, lambda: arrivals.pop(0))
+        print(f"wanted {want}: got {got!r}; waiting in reorder: {sorted(reorder)}")
+except NotImplementedError as err:
+    print(finish_message(err, "to deliver batches in order"))
+
+# %% [markdown]
+# With both, your loader gives torch's batches, shuffled with the same generator, and
+# a corrupt sample raises in the main process with the worker's traceback — the same
+# first line as torch's:
+
+# %%
+try:
+    for workers in (1, 2, 3):
+        ours = list(mk_data.DataLoader(SlowSquares(23), batch_size=4, shuffle=True, num_workers=workers,
+                                       generator=torch.Generator().manual_seed(1)))
+        theirs = list(torch.utils.data.DataLoader(SlowSquares(23), batch_size=4, shuffle=True,
+                                                  generator=torch.Generator().manual_seed(1)))
+        print(f"{workers} worker(s): the same {len(ours)} batches as torch's:",
+              all(torch.equal(a, b) for a, b in zip(ours, theirs, strict=True)))
+    for loader_class in (mk_data.DataLoader, torch.utils.data.DataLoader):
+        try:
+            list(loader_class(BrokenAt(12, bad=5), batch_size=2, num_workers=2))
+        except ValueError as err:
+            lines = str(err).splitlines()
+            print(f"{loader_class.__module__.split('.')[0]:10} ValueError: {lines[0]} ... {lines[-1]}")
+except NotImplementedError as err:
+    print(finish_message(err, "to load with worker processes"))
+
+# %% [markdown]
+# ### Throughput against `num_workers`
+#
+# Workers help when loading a sample takes time the main process would otherwise
+# wait for — reading and decoding files. Here each sample "decodes" for 5 ms; 96
+# samples in batches of 8. On this 2-core machine the decoding is a sleep, so more
+# workers than cores still help; with CPU-bound decoding the gain stops near the
+# core count (and each worker costs a process start and a copy of the dataset; torch
+warns when you ask for more workers than cores). The
+# notes' other advice — decode once offline, pack small files into one (RecordIO,
+# LMDB, HDF5), keep data in RAM or on NVMe, use a faster decoder — all shortens this
+# per-sample time. Timings change from run to run:
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+worker_counts = [0, 1, 2, 4]
+rates = {"torch": [], "minikernel": []}
+warnings.filterwarnings("ignore", message="This DataLoader will create")  # torch: more workers than cores
+for workers in worker_counts:
+    for name, loader_class in (("torch", torch.utils.data.DataLoader), ("minikernel", mk_data.DataLoader)):
+        start = time.perf_counter()
+        try:
+            n = sum(len(b) for b in loader_class(SlowSquares(96, delay_s=0.005), batch_size=8, num_workers=workers))
+            rates[name].append(n / (time.perf_counter() - start))
+        except NotImplementedError:
+            rates[name].append(float("nan"))
+figure, ax = plt.subplots(figsize=(6, 3))
+for name, values in rates.items():
+    _ = ax.plot(worker_counts, values, "o-", label=name)
+ax.set_xlabel("num_workers")
+ax.set_ylabel("samples / s")
+_ = ax.legend()
+plt.show()
+print({name: [round(v) if v == v else None for v in values] for name, values in rates.items()})
+
+# %% [markdown]
+# ## 4. Profiling and debugging
+#
+# ### torch.profiler: where the time goes
+#
+# The notes use `torch.autograd.profiler.profile(use_cuda=...)`. That is the legacy
+# profiler; on 2.13 `use_cuda` is deprecated for `use_device`, and the current API is
+# `torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])`
+# (Kineto: CPU ops and GPU kernels on one timeline, `record_shapes`,
+# `profile_memory`, schedules, TensorBoard/Chrome traces). The old call today:
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+with warnings.catch_warnings(record=True) as legacy_warnings:  # the profiler also logs its start and stop
+    warnings.simplefilter("always")
+    with torch.autograd.profiler.profile(use_cuda=True):
+        torch.ones(2) + 1
+
+# %%
+for w in legacy_warnings:
+    print(f"{w.category.__name__}: {w.message}")
+
+# %% [markdown]
+# Chapter 08's training loop under the profiler, 8 steps of Adam on batches of 32.
+# The op table (times vary between runs) and then the counts, which do not:
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+torch.manual_seed(0)
+net = chapter08_model()
+opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+X, Y = torch.randn(256, 8), torch.randn(256, 1)
+with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+    for step in range(8):
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(net(X[32 * step:32 * step + 32]), Y[32 * step:32 * step + 32])
+        loss.backward()
+        opt.step()
+print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=10))
+
+# %%
+counts = {e.key: e.count for e in prof.key_averages()}
+for op in ("aten::linear", "aten::addmm", "aten::relu", "aten::mse_loss", "autograd::engine::evaluate_function: "
+           "AddmmBackward0", "Optimizer.step#Adam.step"):
+    print(f"{op:60} called {counts.get(op)} times")
+
+# %% [markdown]
+# ### Anomaly detection beside a NaN-finding hook
+#
+# Chapter 04 found the first module whose forward output is not finite with a global
+# forward hook. `torch.autograd.detect_anomaly()` watches the **backward**: every
+# node's gradient is checked, the first NaN raises, and the warning carries the
+# traceback of the *forward* call that created the node (recorded during the forward,
+# which is why it is slow — for debugging only). A square root of a negative number:
+
+# %%
+w = torch.tensor([4.0, -1.0], requires_grad=True)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    try:
+        with torch.autograd.detect_anomaly():
+            torch.sqrt(w).sum().backward()
+    except RuntimeError as err:
+        print("RuntimeError:", err)
+for message in (str(c.message) for c in caught):
+    print("warning:", message.splitlines()[0])
+
+# %%
+first_bad = []
+watch = torch.nn.modules.module.register_module_forward_hook(
+    lambda module, args, out: first_bad.append(type(module).__name__)
+    if not first_bad and not torch.isfinite(out).all() else None)
+net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU(), torch.nn.Linear(2, 1))
+with torch.no_grad():
+    net[0].weight.fill_(float("inf"))
+net(torch.ones(1, 2))
+watch.remove()
+print("the forward hook names the first module with a non-finite output:", first_bad[0])
+
+# %% [markdown]
+# ### A per-op shape and dtype trace (what TorchSnooper printed)
+#
+# TorchSnooper printed every line's tensors' shapes and dtypes. Today a
+# `TorchFunctionMode` does it without touching the code: every torch call — in your
+# code and inside `nn` modules — passes through its `__torch_function__`. `OpTrace`
+# (`minikernel/utils/op_trace.py`) records them; a dtype bug shows at once:
+
+# %%
+net = chapter08_model()
+with OpTrace() as trace:
+    out = net(torch.randn(4, 8))
+    loss = torch.nn.functional.mse_loss(out, torch.zeros(4, 1, dtype=torch.float64).float())
+    loss.backward()
+print(trace)
+
+# %% [markdown]
+# ### cProfile for the Python side
+#
+# `torch.profiler` sees ops; `cProfile` sees Python functions — data loading, logging,
+# your own glue. (`python -m torch.utils.bottleneck script.py`, which the notes
+# mention, runs both.) The top of the profile of 20 steps (timings vary):
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+profiler = cProfile.Profile()
+profiler.enable()
+for step in range(20):
+    opt.zero_grad()
+    torch.nn.functional.mse_loss(net(X[:32]), Y[:32]).backward()
+    opt.step()
+profiler.disable()
+stream = io.StringIO()
+pstats.Stats(profiler, stream=stream).sort_stats("cumulative").print_stats(8)
+print("\n".join(stream.getvalue().splitlines()[:22]))
+
+# %% [markdown]
+# ## 5. Quantization
+#
+# **Affine quantization** maps floats in a range [lo, hi] onto the integers
+# [qmin, qmax] of an 8-bit type by a line: x ≈ scale·(q − zero_point), so
+#
+# q = clamp(round(x / scale) + zero_point, qmin, qmax),  x̂ = scale·(q − zero_point).
+#
+# To fit [lo, hi]: scale = (hi − lo)/(qmax − qmin) and zero_point = qmin − round(lo/scale),
+# the integer that stands for 0.0 exactly (zero padding and ReLU zeros stay exact).
+# Rounding costs at most scale/2 inside the range; clamping saturates outside. A
+# MinMax observer from `torch.ao.quantization` computes exactly this (it first widens
+# the range to include 0):
+
+# %%
+warnings.filterwarnings("ignore", message=".*quantized tensor creation functions")  # shown once, below
+x_q = torch.tensor([-1.0, -0.2, 0.0, 0.3, 2.0, 3.0])
+observer = torch.ao.quantization.MinMaxObserver(dtype=torch.quint8)
+observer(x_q)
+scale, zero_point = observer.calculate_qparams()
+lo, hi = min(x_q.min().item(), 0.0), max(x_q.max().item(), 0.0)
+by_hand = (hi - lo) / (255 - 0)
+print(f"observer: scale {scale.item():.6f}, zero_point {zero_point.item()}; by hand: scale {by_hand:.6f}, "
+      f"zero_point {0 - round(lo / by_hand)}")
+q = torch.quantize_per_tensor(x_q, scale.item(), int(zero_point), torch.quint8)
+print("q (integers):", q.int_repr().tolist())
+print("dequantized: ", [round(v, 4) for v in q.dequantize().tolist()])
+print("largest error ≤ scale/2 (2.0 sits half-way between two levels):",
+      (q.dequantize() - x_q).abs().max().item() <= scale.item() / 2 + 1e-6)
+
+# %% [markdown]
+# **Where things live now.** The notes import from `torch.quantization`; that module
+# is an alias of `torch.ao.quantization` (AO: architecture optimization). In PyTorch
+# 2.13 both, and the quantized dtypes themselves, are **deprecated** in favour of the
+# separate `torchao` package:
+
+# %%
+print("torch.quantization.fuse_modules is torch.ao.quantization.fuse_modules:",
+      torch.quantization.fuse_modules is torch.ao.quantization.fuse_modules)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    torch.quantize_per_tensor(torch.ones(2), 0.1, 0, torch.qint8)
+    torch.ao.quantization.quantize_dynamic(torch.nn.Sequential(torch.nn.Linear(2, 2)), {torch.nn.Linear})
+for message in dict.fromkeys(str(c.message).splitlines()[0] for c in caught):
+    print("warning:", message[:150])
+
+# %% [markdown]
+# ## Exercise 10.4 — quantize_per_tensor, dequantize_per_tensor
+#
+# Write `quantize_per_tensor(input, scale, zero_point, dtype)` returning the integer
+# tensor that `torch.quantize_per_tensor(...).int_repr()` holds, and
+# `dequantize_per_tensor(input, scale, zero_point)`. To be **bit-identical** you need
+# torch's exact float steps (x86, measured): the reciprocal 1/scale in float32, then
+# x·inv + zero_point — as one *fused multiply-add* (rounded once) for quint8/qint8,
+# as a float32 product then a float32 sum for qint32 — then round half to even and
+# clamp. The check uses values exactly half-way between two levels, where the steps
+# matter:
+
+# %%
+torch.manual_seed(0)
+levels = torch.randint(-200, 200, (20000,)).float()
+x_half = ((levels + 0.5) * 0.0123).float()  # half-way, up to float rounding
+x_test = torch.cat([torch.randn(20000) * 3, x_half, torch.tensor([1e9, -1e9, 0.0])])
+try:
+    for dtype, zp in ((torch.quint8, 128), (torch.qint8, -3), (torch.qint32, 0)):
+        theirs = torch.quantize_per_tensor(x_test, 0.0123, zp, dtype)
+        ours = mk_quant.quantize_per_tensor(x_test, 0.0123, zp, dtype)
+        print(f"{str(dtype):13} integers equal: {torch.equal(ours, theirs.int_repr())}, dequantized equal: "
+              f"{torch.equal(mk_quant.dequantize_per_tensor(ours, 0.0123, zp), theirs.dequantize())}")
+    naive = (torch.round(x_test / 0.0123) + 128).clamp(0, 255)
+    print("plain x / scale, rounded, differs from torch's quint8 at",
+          int((naive != torch.quantize_per_tensor(x_test, 0.0123, 128, torch.quint8).int_repr()).sum()),
+          "of", x_test.numel(), "values")
+except NotImplementedError as err:
+    print(finish_message(err, "to quantize per tensor"))
+
+# %% [markdown]
+# ## Exercise 10.5 — quantize_per_channel, dequantize_per_channel
+#
+# A weight's rows (output channels) differ in range, often by orders of magnitude;
+# one scale for the whole tensor leaves the small rows a handful of levels.
+# **Per-channel** quantization gives each index along `axis` its own scale and zero
+# point. Torch computes it with a float32 product and sum (no fused multiply-add),
+# and dequantizes in float64 (its per-channel scales are float64). A weight with rows
+# of very different sizes, quantized both ways:
+
+# %%
+torch.manual_seed(0)
+weight = torch.randn(4, 64) * torch.tensor([[0.01], [0.1], [1.0], [10.0]])
+per_tensor = torch.quantize_per_tensor(weight, weight.abs().max().item() / 127, 0, torch.qint8)
+scales = (weight.abs().amax(dim=1) / 127).double()
+zero_points = torch.zeros(4, dtype=torch.int64)
+per_channel = torch.quantize_per_channel(weight, scales, zero_points, 0, torch.qint8)
+for name, qw in (("per tensor ", per_tensor), ("per channel", per_channel)):
+    rel = ((qw.dequantize() - weight).norm(dim=1) / weight.norm(dim=1)).tolist()
+    print(f"{name}: relative error per row", [f"{r:.1e}" for r in rel], "levels used in row 0:",
+          qw.int_repr()[0].unique().numel())
+try:
+    ours = mk_quant.quantize_per_channel(weight, scales, zero_points, 0, torch.qint8)
+    print("yours, integers equal to torch's:", torch.equal(ours, per_channel.int_repr()),
+          "| dequantized equal:", torch.equal(mk_quant.dequantize_per_channel(ours, scales, zero_points, 0),
+                                              per_channel.dequantize()))
+    x3 = torch.randn(3, 5, 7)
+    s3, z3 = torch.rand(5, dtype=torch.float64) * 0.05 + 0.01, torch.randint(0, 20, (5,))
+    print("axis=1 of a 3-d tensor, quint8:", torch.equal(mk_quant.quantize_per_channel(x3, s3, z3, 1, torch.quint8),
+                                                         torch.quantize_per_channel(x3, s3, z3, 1, torch.quint8)
+                                                         .int_repr()))
+except NotImplementedError as err:
+    print(finish_message(err, "to quantize per channel"))
+
+# %% [markdown]
+# ### Dynamic quantization of a Linear, on the CPU
+#
+# `quantize_dynamic` replaces each `nn.Linear` by one with **int8 weights**
+# (quantized once, per tensor) whose **activations are quantized on the fly**, batch
+# by batch, from their observed range; the matmul runs in int8 with int32
+# accumulation (fbgemm/x86 kernels) and the result is dequantized. No calibration
+# data is needed — it suits Linear/LSTM-heavy models whose time goes to loading
+# weights. Accuracy and size are stable; the speed depends on the machine (this one
+# is small and shared):
+
+# %%
+torch.manual_seed(0)
+mlp = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 512)).eval()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    qmlp = torch.ao.quantization.quantize_dynamic(mlp, {torch.nn.Linear}, dtype=torch.qint8)
+print(qmlp)
+batch = torch.randn(64, 512)
+with torch.no_grad():
+    rel = ((qmlp(batch) - mlp(batch)).norm() / mlp(batch).norm()).item()
+print(f"relative error of the output: {rel:.0%}")
+
+
+def saved_size(module):
+    buffer = io.BytesIO()
+    torch.save(module.state_dict(), buffer)
+    return buffer.getbuffer().nbytes
+
+
+print(f"state_dict size: float32 {saved_size(mlp) / 2**20:.2f} MiB, int8 {saved_size(qmlp) / 2**20:.2f} MiB")
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+def median_ms(fn, repeats=30):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
+with torch.no_grad():
+    for _ in range(5):
+        mlp(batch), qmlp(batch)  # warm-up
+    print(f"float32: {median_ms(lambda: mlp(batch)):.2f} ms, dynamic int8: {median_ms(lambda: qmlp(batch)):.2f} ms "
+          f"(median of 30, batch 64, {torch.get_num_threads()} threads)")
+
+# %% [markdown]
+# ## 6. Folding BatchNorm into the layer before it
+#
+# In eval mode BatchNorm is a fixed per-channel affine map of the previous layer's
+# output z = W·x + b: BN(z) = γ·(z − μ)/√(σ² + ε) + β. With s = γ/√(σ² + ε) that is
+# one layer with **W' = s·W** (output channel c's weights times s[c]) and
+# **b' = s·(b − μ) + β** — one op fewer at inference, and the first step of quantized
+# inference (`torch.ao.quantization.fuse_modules(model, [["conv", "bn"]])`; the notes'
+# path `torch.quantization.fuse_modules` is the alias seen above). In training mode BN
+# uses each batch's own statistics, so there is nothing fixed to fold:
+
+# %%
+conv, bn = torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4)
+try:
+    torch.nn.utils.fusion.fuse_conv_bn_eval(conv, bn)
+except AssertionError as err:
+    print("AssertionError:", err)
+
+# %% [markdown]
+# ## Exercise 10.6 — fuse_conv_bn_weights, fuse_linear_bn_weights
+#
+# Write the folding for a conv weight (output channels on dim 0, or dim 1 for a
+# ConvTranspose with `transpose=True`) and for a Linear weight; missing biases and BN
+# affine parameters count as zeros and ones; return `torch.nn.Parameter`s in the
+# layer's dtypes. `fuse_conv_bn_eval`/`fuse_linear_bn_eval` around them are given. A
+# conv and a BN with trained-looking statistics, then the fused layer against
+# eval-mode `bn(conv(x))`:
+
+# %%
+torch.manual_seed(0)
+conv, bn = torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.BatchNorm2d(4)
+bn.train()
+for _ in range(20):  # a few training batches fill the running statistics
+    bn(conv(torch.randn(8, 3, 10, 10) * 2 + 1))
+conv.eval(), bn.eval()
+image = torch.randn(2, 3, 10, 10)
+try:
+    fused = mk_fuse.fuse_conv_bn_eval(conv, bn)
+    theirs = torch.nn.utils.fusion.fuse_conv_bn_eval(conv, bn)
+    with torch.no_grad():
+        print("fused conv == bn(conv(x)) in eval mode (float tolerance):",
+              torch.allclose(fused(image), bn(conv(image)), atol=1e-5))
+        print("weights equal to torch.nn.utils.fusion's:", torch.allclose(fused.weight, theirs.weight, atol=1e-7),
+              "| biases:", torch.allclose(fused.bias, theirs.bias, atol=1e-6))
+    linear, bn1 = torch.nn.Linear(6, 3, bias=False).eval(), torch.nn.BatchNorm1d(3).eval()
+    bn1.running_mean.uniform_(-1, 1)
+    bn1.running_var.uniform_(0.5, 2)
+    flinear = mk_fuse.fuse_linear_bn_eval(linear, bn1)
+    features = torch.randn(5, 6)
+    with torch.no_grad():
+        print("fused Linear (no bias) == bn(linear(x)):", torch.allclose(flinear(features), bn1(linear(features)),
+                                                                           atol=1e-6))
+except NotImplementedError as err:
+    print(finish_message(err, "to fold BatchNorm"))
+
+# %% [markdown]
+# ### Merging parallel branches (RepVGG)
+#
+# The notes also mention re-parameterizing a multi-branch block into a single conv
+# (ACNet, RepVGG). Convolution is linear, so parallel branches whose outputs are
+# added are one convolution whose kernel is the sum of theirs: a 1×1 kernel
+# zero-padded to 3×3, and the identity as a 3×3 kernel with a 1 at the centre from
+# channel c to channel c. (Each branch's BatchNorm is folded into its conv first, as
+# above.) Train with three branches, infer with one:
+
+# %%
+torch.manual_seed(0)
+c = 4
+k3, k1 = torch.nn.Conv2d(c, c, 3, padding=1), torch.nn.Conv2d(c, c, 1)
+identity = torch.zeros(c, c, 3, 3)
+identity[range(c), range(c), 1, 1] = 1.0
+merged = torch.nn.Conv2d(c, c, 3, padding=1)
+with torch.no_grad():
+    merged.weight.copy_(k3.weight + torch.nn.functional.pad(k1.weight, [1, 1, 1, 1]) + identity)
+    merged.bias.copy_(k3.bias + k1.bias)
+    feature_map = torch.randn(2, c, 8, 8)
+    print("3×3 + 1×1 + identity == one 3×3 conv:",
+          torch.allclose(k3(feature_map) + k1(feature_map) + feature_map, merged(feature_map), atol=1e-5))
+
+# %% [markdown]
+# ## Grade chapter 10
+#
+# Runs the tests of every exercise 10.x against PyTorch: checkpointed gradients,
+# saved bytes and generator state against `torch.utils.checkpoint`; the worker loop
+# and in-order delivery against torch's DataLoader (batches, errors, persistent
+# workers); quantization bit for bit against `torch.quantize_per_tensor`/`per_channel`
+# over generated shapes, scales and half-way values; folding against
+# `torch.nn.utils.fusion` and eval-mode BatchNorm.
+
+# %%
+mk.grade("10.*")

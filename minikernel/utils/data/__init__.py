@@ -1,0 +1,14 @@
+"""A small multi-process DataLoader, built like ``torch.utils.data.DataLoader``.
+
+* ``worker``      ``worker_loop`` (exercise 10.2): a worker process's loop, and
+                  ``ExceptionWrapper``, which carries a worker's error home
+* ``dataloader``  ``DataLoader`` and its iterators; ``next_in_order`` (exercise 10.3):
+                  hand out batches in sampler order although workers finish out of order
+* ``examples``    datasets for chapter 10 (slow samples, a broken sample)
+
+Map-style datasets only; batches are built with torch's samplers and ``default_collate``.
+"""
+from .dataloader import DataLoader, next_in_order
+from .worker import ExceptionWrapper, worker_loop
+
+__all__ = ["DataLoader", "ExceptionWrapper", "next_in_order", "worker_loop"]

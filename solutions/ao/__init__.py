@@ -1,0 +1,1 @@
+"""Reference solutions for chapter 10's quantization and fusion (``minikernel/ao/``)."""

@@ -1,0 +1,21 @@
+"""The worker always stacks with default_collate instead of the loader's collate_fn."""
+from __future__ import annotations
+
+from torch.utils.data import default_collate
+
+from minikernel.utils.data.worker import ExceptionWrapper
+
+EXERCISE = "10.2"
+
+
+def worker_loop(dataset, index_queue, data_queue, collate_fn, worker_id):
+    while True:
+        task = index_queue.get()
+        if task is None:
+            return
+        idx, indices = task
+        try:
+            data = default_collate([dataset[i] for i in indices])
+        except Exception:
+            data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
+        data_queue.put((idx, data))
