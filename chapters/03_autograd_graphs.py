@@ -47,9 +47,11 @@ from minikernel import autograd as A
 from minikernel import derivatives as D
 from minikernel import functions as F
 from minikernel import gradcheck as G
+from minikernel.course import notebook_display
 from minikernel.course.checking import agree
 from minikernel.custom_functions import MyReLU
 
+notebook_display.install()  # an unfinished exercise shows a short box, and Run All goes on
 torch.manual_seed(0)
 print(torch.__version__)
 

@@ -57,9 +57,11 @@ from torch.nn.modules.module import register_module_forward_hook, register_modul
 import minikernel as mk
 import minikernel.nn as mknn
 from minikernel import functions as F
+from minikernel.course import notebook_display
 from minikernel.course.checking import agree
 from minikernel.nn.tracing import CallTrace, attribute_kind
 
+notebook_display.install()  # an unfinished exercise shows a short box, and Run All goes on
 torch.manual_seed(0)
 torch.set_num_threads(1)  # tiny tensors: one thread is faster than waking several for each op
 print(torch.__version__)

@@ -52,9 +52,11 @@ import minikernel as mk
 import minikernel.amp as mk_amp
 from minikernel.amp import OptState
 from minikernel.amp import scaling as S
+from minikernel.course import notebook_display
 from minikernel.course.bench.timing import median_ms
 from minikernel.course.checking import agree
 
+notebook_display.install()  # an unfinished exercise shows a short box, and Run All goes on
 torch.manual_seed(0)
 print(torch.__version__)
 

@@ -60,9 +60,11 @@ from torch.distributed import ReduceOp
 
 import minikernel as mk
 from minikernel import distributed as D
+from minikernel.course import notebook_display
 from minikernel.distributed import examples as ex
 from minikernel.distributed import run_ranks
 
+notebook_display.install()  # an unfinished exercise shows a short box, and Run All goes on
 torch.manual_seed(0)
 print(torch.__version__, "| gloo available:", dist.is_gloo_available())
 

@@ -60,6 +60,7 @@ import minikernel as mk
 import minikernel.functions as F
 import minikernel.nn as mk_nn
 from minikernel import clip_grad, data, optim, saving
+from minikernel.course import notebook_display
 from minikernel.course.checking import agree
 from minikernel.optim import adam as mk_adam
 from minikernel.optim import lr_scheduler
@@ -67,6 +68,7 @@ from minikernel.optim import optimizer as mk_optimizer
 from minikernel.optim import sgd as mk_sgd
 from widgets.dashboard import Dashboard
 
+notebook_display.install()  # an unfinished exercise shows a short box, and Run All goes on
 torch.manual_seed(0)
 print(torch.__version__)
 
