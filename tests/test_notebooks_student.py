@@ -9,7 +9,6 @@ A chapter takes minutes; run them side by side with ``-n 4 --dist load``.
 """
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
