@@ -110,8 +110,7 @@ t
 # shape, strides and offset. It computes positions with *your* `to_index` and
 # `index_to_position`, so it asks you to finish those first.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from widgets import stride_explorer
 
 stride_explorer()

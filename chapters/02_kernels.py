@@ -377,8 +377,7 @@ for name in ("neg", "exp", "log", "relu", "sigmoid"):
 # not (the host's reordering bypassed on purpose), so the first warp's reads scatter
 # across memory and need more 32-byte memory segments.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from widgets import kernel_trace
 
 kernel_trace("map, transposed input")
@@ -450,8 +449,7 @@ print("batched (2, 1, 3, 4) @ (5, 4, 2):", "ok" if torch.allclose((gp @ gq).cpu(
 # The trace of both matmuls on `2·TILE × 2·TILE` matrices: compare the read counts in
 # the cells of `a` and `b`, and the totals of global and shared reads.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 kernel_trace("matmul, tiled")
 
 # %%
@@ -510,8 +508,7 @@ print(data.copy_to_host().tolist())
 # compiled it); the second call only runs it. (Outputs of timing cells are not
 # compared by the notebook checks: timings vary.)
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 import time
 
 big = Tensor.from_torch(torch.randn(1024, 1024, dtype=torch.float64))
@@ -526,8 +523,7 @@ for attempt in ("first call", "second call"):
 # kernel's time; on the simulator both include the whole run, because a simulated
 # launch returns only when it is done.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 small = Tensor.from_torch(torch.randn(8, 8)).cuda()
 small.exp()  # warm-up
 mk.device.synchronize()
@@ -546,8 +542,7 @@ print(f"without synchronize: {1e3 * queued:.3f} ms   with synchronize: {1e3 * fi
 # times the reference kernels against PyTorch on the same inputs in one process. The
 # harness's `median_ms` on one row — your kernel and PyTorch's on a 1024 × 1024 map:
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from minikernel.course.bench.timing import median_ms
 
 t1024 = torch.randn(1024, 1024)

@@ -560,8 +560,7 @@ print("yours:", verdicts, "| same verdicts as torch:", verdicts == torch_verdict
 # (The viewer runs backward once on each graph and restores the leaves' `.grad`.
 # minikernel's side needs your exercises 3.1 and 3.3; it says so until then.)
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from IPython.display import SVG
 
 from widgets import GraphViewer, graph_svg
@@ -576,8 +575,7 @@ GraphViewer(((tin @ tw).tanh() * 2).sum(), ((min_ @ mw).tanh() * 2).sum(), param
 # The drawing alone is a plain SVG (`widgets.graph_svg`), here for torch's graph of
 # the loss of section 1:
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 w = torch.tensor([[3.0, 1.0]], requires_grad=True)
 b = torch.tensor([[3.0]], requires_grad=True)
 Y_hat = X @ w.t() + b
@@ -593,8 +591,7 @@ SVG(graph_svg(torch.mean(torch.pow(Y_hat - Y, 2)), params={"w": w, "b": b}))
 # ReLU folded into one box), on the right the autograd graph of the same forward pass
 # (torchviz's `make_dot` draws the same kind of graph when it is installed).
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from IPython.display import HTML
 
 from widgets import hiddenlayer_compat

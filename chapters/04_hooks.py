@@ -712,8 +712,7 @@ spiral_net = torch.nn.Sequential(torch.nn.Linear(2, 32), torch.nn.ReLU(), torch.
 initial_state = {k: v.clone() for k, v in spiral_net.state_dict().items()}
 opt = torch.optim.SGD(spiral_net.parameters(), lr=0.5)
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from widgets.dashboard import Dashboard
 
 dashboard = Dashboard(spiral_net, env="ch04", optimizer=opt, live=False, every=10)
@@ -763,8 +762,7 @@ print("minikernel's loss curve is torch's:", np.allclose(mk_losses, losses, rtol
 # lines lie on top of each other; per layer, the activations of the last model
 # watched; per parameter, the gradient norms.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 dashboard.show()
 dashboard.close()
 
@@ -786,8 +784,7 @@ try:
 except AttributeError as err:
     print("AttributeError:", err)
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 torch.manual_seed(0)
 hl_net = torch.nn.Sequential(torch.nn.Linear(2, 32), torch.nn.ReLU(), torch.nn.Linear(32, 3))
 hl_opt = torch.optim.Adam(hl_net.parameters(), lr=0.02)

@@ -683,8 +683,7 @@ for name, dims, layer in [("BatchNorm", (0, 2), lambda t: F.batch_norm(t, None, 
 # and the cells it averages light up; the table lists every statistic — computed by
 # *your* `var_mean` (5.1), checked against `torch.var_mean`.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from widgets import norm_explorer
 
 norm_explorer((2, 3, 4), kind="BatchNorm")
@@ -735,8 +734,7 @@ for name, mine, theirs in [("x", mx.grad, xm.grad), ("weight", mln.weight.grad, 
 # `torch.ops.aten.native_layer_norm_backward` (outputs allocated on both sides). The
 # same rows here (timings vary; they are not compared by the notebook checks):
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from minikernel.course.bench import rows_norm  # importing it registers chapter 05's rows
 from minikernel.course.bench.timing import ROWS, format_table, run_row
 

@@ -239,8 +239,7 @@ print("naive root:", naive.counters[0].received + naive.counters[0].sent, "trans
 # and the counters under each rank. Drag the slider through the scatter-reduce
 # (steps 1–3) and the allgather (4–6). It uses your 7.1 and 7.2.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from widgets import ring_stepper
 
 ring_stepper()
@@ -423,8 +422,7 @@ print(f"yours: alpha {alpha:.4e} s, beta {beta:.4e} s/B   torch.linalg.lstsq: al
 # model, which assumes every rank runs all the time, is optimistic; it also leaves
 # out the additions (a third term, `gamma` per byte reduced).
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 import matplotlib.pyplot as plt
 
 from minikernel.course.bench import allreduce as bench

@@ -949,8 +949,7 @@ print("running mean unchanged:", [round(v, 4) for v in bn.running_mean.tolist()]
 # server (`make lab` starts one) it draws live while the cells run; without one, it
 # draws inline when asked, after the runs.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 dashboard = Dashboard(env="ch08", live=False, log_y=("loss",))
 
 # %%
@@ -1041,8 +1040,7 @@ plt.show()
 # The dashboard: both runs' loss, learning rate and scale, and the minikernel model's
 # activations and gradient norms (in visdom, env `ch08`, when a server runs):
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 dashboard.show()
 dashboard.close()
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
+from nbval.plugin import metadata_tags
 
 from minikernel.course import exercise as ex
 
@@ -18,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 SOURCES = sorted(CHAPTERS.glob("[0-9][0-9]_*.py"))
 NOTEBOOKS = sorted(CHAPTERS.glob("[0-9][0-9]_*.ipynb"))
+NBVAL_TAGS = set(metadata_tags)  # the tags nbval honours: nbval-ignore-output, nbval-skip, ...
 
 
 def _code_cells(nb):
@@ -38,6 +40,18 @@ def test_notebook_in_sync_with_its_source(source):
     for i, (a, b) in enumerate(pairs):
         assert (a.cell_type, a.source) == (b.cell_type, b.source), (
             f"cell {i} differs from {source.name}: run `make notebooks`")
+        assert a.metadata.get("tags", []) == b.metadata.get("tags", []), (
+            f"cell {i}'s tags differ from {source.name}: run `make notebooks`")
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_nbval_directives_are_tags_not_comments(source):
+    # a learner reads the cells: nbval's directives go in the cell's tags
+    # (`# %% tags=["nbval-ignore-output"]`), which nbval reads as it reads the comments
+    for i, cell in enumerate(jupytext.read(source).cells):
+        assert not re.search(r"#\s*(NBVAL|PYTEST_VALIDATE)_", cell.source), f"cell {i}: {cell.source[:80]!r}"
+        unknown = [t for t in cell.metadata.get("tags", []) if t.startswith("nbval") and t not in NBVAL_TAGS]
+        assert not unknown, f"cell {i}: nbval does not know the tags {unknown}"
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)

@@ -11,7 +11,14 @@ from __future__ import annotations
 import pytest
 
 from .conftest import ARTIFACTS, require_chromium
-from .test_lab import CHAPTER, NOTEBOOK, Deadline, open_notebook, run_all, saved_problems
+from .test_lab import (
+    CHAPTER,
+    NOTEBOOK,
+    Deadline,
+    open_notebook,
+    run_all,
+    saved_problems,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
