@@ -561,9 +561,7 @@ print("yours:", verdicts, "| same verdicts as torch:", verdicts == torch_verdict
 # minikernel's side needs your exercises 3.1 and 3.3; it says so until then.)
 
 # %% tags=["nbval-ignore-output"]
-from IPython.display import SVG
-
-from widgets import GraphViewer, graph_svg
+from widgets import GraphViewer, graph_picture
 
 tw = torch.tensor([[0.5, -1.0], [2.0, 0.3]], requires_grad=True)
 tin = torch.tensor([[1.0, 2.0]])
@@ -572,14 +570,15 @@ min_ = mk.Tensor.from_torch(tin.clone())
 GraphViewer(((tin @ tw).tanh() * 2).sum(), ((min_ @ mw).tanh() * 2).sum(), params={"w": (tw, mw)})
 
 # %% [markdown]
-# The drawing alone is a plain SVG (`widgets.graph_svg`), here for torch's graph of
-# the loss of section 1:
+# The drawing alone is a plain SVG (`widgets.graph_svg`; `widgets.graph_picture`
+# adds a PNG of it for viewers that do not draw SVG), here for torch's graph of the
+# loss of section 1:
 
 # %% tags=["nbval-ignore-output"]
 w = torch.tensor([[3.0, 1.0]], requires_grad=True)
 b = torch.tensor([[3.0]], requires_grad=True)
 Y_hat = X @ w.t() + b
-SVG(graph_svg(torch.mean(torch.pow(Y_hat - Y, 2)), params={"w": w, "b": b}))
+graph_picture(torch.mean(torch.pow(Y_hat - Y, 2)), params={"w": w, "b": b})
 
 # %% [markdown]
 # ## 10. Layers instead of operations: hiddenlayer

@@ -96,3 +96,36 @@ def test_student_mode_nbval_fails_only_cells_that_need_the_learners_code(tmp_pat
         named |= ids
     chapter_ids = {i for i in ex.registry() if any(p.name.startswith(f"{int(i.split('.')[0]):02d}_") for p in NOTEBOOKS)}
     assert chapter_ids <= named, f"no failing cell names {sorted(chapter_ids - named)}"
+
+
+# what a viewer shows when it can draw nothing richer: a repr is no picture
+BARE_REPR = re.compile(r"^<[\w.]+ (object|size)\b.*>$|^\w+\((children|layout|value)=", re.DOTALL)
+SAFE_RICH = ("image/png", "image/jpeg", "text/html", "text/markdown")  # drawn without trusting the notebook
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_stored_output_is_a_bare_repr(notebook):
+    """GitHub, nbviewer and JupyterLab before running (an untrusted notebook: no SVG, no
+    widget without saved state) fall back to text/plain; it must not be a repr."""
+    nb = nbformat.read(notebook, as_version=4)
+    for n, cell in enumerate(_code_cells(nb), 1):
+        for out in cell.outputs:
+            data = out.get("data", {})
+            plain = data.get("text/plain", "")
+            if BARE_REPR.match(plain) and not any(k in data for k in SAFE_RICH):
+                raise AssertionError(f"code cell {n}: stored output {plain[:80]!r} has no picture a viewer "
+                                     f"draws (it has {sorted(data)})")
+            if "application/vnd.jupyter.widget-view+json" in data:
+                assert "text/html" in data and not BARE_REPR.match(plain), (
+                    f"code cell {n}: a widget without a static picture ({plain[:60]!r})")
+                model = data["application/vnd.jupyter.widget-view+json"]["model_id"]
+                state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+                assert model in state.get("state", {}), f"code cell {n}: the widget's state is not saved"
+
+
+@pytest.mark.parametrize("plain, bare", [
+    ("<IPython.core.display.SVG object>", True), ("StrideExplorer(children=(ToggleButtons(", True),
+    ("HBox(children=(Button(),))", True), ("<Figure size 700x300 with 1 Axes>", True),
+    ("tensor([1, 2])", False), ("(12, 4, 1)", False), ("[the stride explorer: run the notebook to use it]", False)])
+def test_bare_repr_pattern(plain, bare):
+    assert bool(BARE_REPR.match(plain)) == bare

@@ -34,6 +34,8 @@ from minikernel.course.exercise import finish_message
 from minikernel.norm import var_mean
 from minikernel.tensor import Tensor
 
+from .static_view import StaticView
+
 Group = tuple[int, ...]  #: the kept coordinates of one statistic: (c,), (n,) or (n, c)
 MAX_SIDE = 6  #: the largest N, C or L drawn
 
@@ -190,8 +192,10 @@ def _group_label(kind: str, g: Group) -> str:
     return ", ".join(f"{_AXES[d]}={v}" for d, v in zip(KINDS[kind].kept, g))
 
 
-class NormExplorer(W.VBox):
+class NormExplorer(StaticView, W.VBox):
     """What ``norm_explorer`` returns: ``.kind`` and ``.group`` (Dropdowns), ``.picture`` (HTML), ``.x``."""
+
+    static_name = "the normalization explorer"
 
     def __init__(self, shape: Sequence[int] = (2, 3, 4), kind: str = "BatchNorm", seed: int = 0):
         if kind not in KINDS:

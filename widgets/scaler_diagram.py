@@ -27,6 +27,8 @@ from minikernel.amp import OptState
 from minikernel.amp import scaling as S
 from minikernel.course.exercise import finish_message, stub_exercise_id
 
+from .static_view import StaticView
+
 STAGES = tuple(s.name for s in OptState)           #: READY, UNSCALED, STEPPED
 CALLS = ("backward", "inject inf", "unscale_", "step", "update", "zero_grad")
 _X = {"READY": 140, "UNSCALED": 370, "STEPPED": 600}  # box centres in the SVG
@@ -292,8 +294,10 @@ def render_html(snapshot: dict) -> str:
 
 
 # ------------------------------------------------------------------ the widget
-class ScalerDiagram(W.VBox):
+class ScalerDiagram(StaticView, W.VBox):
     """What ``scaler_diagram`` returns: buttons, an optimizer picker and the picture."""
+
+    static_name = "the GradScaler diagram"
 
     def __init__(self, n_optimizers: int = 1, init_scale: float = 2.0**16, growth_interval: int = 2,
                  on_call: Callable[[Event], None] | None = None):
