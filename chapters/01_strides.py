@@ -23,9 +23,10 @@
 #
 # **How each exercise goes.** First PyTorch's behaviour, then your function on the
 # same input, then a check cell that prints your answer beside PyTorch's. Until you
-# write a function, the cells that need it stop with
-# `NotImplementedError: exercise 1.2 (index_to_position) is not implemented yet` —
-# that is expected; every other cell runs.
+# write a function, each cell that needs it shows a short box instead — which
+# exercise, which file and function to write, how to grade it — with PyTorch's
+# answers still printed where a check cell compares; Run All goes on, and every
+# other cell runs.
 #
 # **Stuck?** Each exercise has a reference in `solutions/strides.py`. To use it and go
 # on, set `MINIKERNEL_SOLUTIONS` before starting JupyterLab (`MINIKERNEL_SOLUTIONS=1.2

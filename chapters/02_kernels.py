@@ -39,7 +39,8 @@
 #
 # **How each exercise goes**, as in chapter 01: PyTorch first, then your kernel on
 # the same input, then a check cell. Until you write a kernel, the cells that need it
-# stop with `NotImplementedError: exercise 2.2 (cpu_map) is not implemented yet`.
+# show a short box ("Exercise 2.2 (cpu_map) is not written yet", where and how to
+# grade it) and Run All goes on.
 # **Stuck?** `MINIKERNEL_SOLUTIONS=2.2 make lab` (or `2.*`, or `all`) switches on a
 # reference; restart the kernel after changing it. **Grading:** the last cell, or
 # `make grade ARGS="'2.*'"`.

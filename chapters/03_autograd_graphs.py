@@ -23,8 +23,9 @@
 # operations, `autograd.grad`, a custom `Function` and `gradcheck`.
 #
 # **How each exercise goes.** PyTorch first, then your code on the same input, then
-# a check that prints both. Until you write a function, the cells that need it stop
-# with `NotImplementedError: exercise 3.3 (run_backward) is not implemented yet`.
+# a check that prints both. Until you write a function, the cells that need it show
+# a short box ("Exercise 3.3 (run_backward) is not written yet", where and how to
+# grade it) and Run All goes on.
 # Any `backward()` in minikernel needs the engine (3.1 and 3.3), so the minikernel
 # cells before section 3.3 only build graphs.
 #

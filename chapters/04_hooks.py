@@ -34,8 +34,8 @@
 #
 # **How each exercise goes.** PyTorch's behaviour first, then your function on the
 # same input, then a check cell that prints your result beside PyTorch's. Until you
-# write a function, the cells that need it stop with
-# `NotImplementedError: exercise 4.1 (module_setattr) is not implemented yet`.
+# write a function, the cells that need it show a short box ("Exercise 4.1
+# (module_setattr) is not written yet", where and how to grade it) and Run All goes on.
 # Building any layer (`minikernel.nn.Linear(2, 3)`) needs 4.1, so do that one first;
 # backward passes need chapter 03's engine.
 #

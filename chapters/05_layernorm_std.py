@@ -31,8 +31,8 @@
 #
 # **How each exercise goes**, as in the earlier chapters: PyTorch first, then your
 # function on the same input, then a check cell. Until you write a function, the
-# cells that need it stop with `NotImplementedError: exercise 5.1 (two_pass_var) is
-# not implemented yet`. **Stuck?** `MINIKERNEL_SOLUTIONS=5.1 make lab` (or `5.*`, or
+# cells that need it show a short box ("Exercise 5.1 (two_pass_var) is not written
+# yet", where and how to grade it) and Run All goes on. **Stuck?** `MINIKERNEL_SOLUTIONS=5.1 make lab` (or `5.*`, or
 # `all`) switches on a reference; restart the kernel after changing it. **Grading:**
 # the last cell, or `make grade ARGS="'5.*'"`.
 

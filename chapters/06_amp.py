@@ -29,9 +29,9 @@
 #
 # **How each exercise goes.** First PyTorch's behaviour, then your function on the
 # same input, then a check cell that prints your answer beside PyTorch's. Until you
-# write a function, the cells that need it stop with
-# `NotImplementedError: exercise 6.2 (transition) is not implemented yet` — that is
-# expected; every other cell runs.
+# write a function, the cells that need it show a short box ("Exercise 6.2
+# (transition) is not written yet", where and how to grade it) — that is expected;
+# Run All goes on and every other cell runs.
 #
 # **Stuck?** Each exercise has a reference in `solutions/amp/scaling.py`. To use it
 # and go on, set `MINIKERNEL_SOLUTIONS` before starting JupyterLab

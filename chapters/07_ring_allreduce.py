@@ -36,9 +36,9 @@
 # | 7.4 | `ring_cost`, `naive_cost`, `fit_alpha_beta` — the alpha-beta cost model | `cost.py` |
 #
 # **How each exercise goes.** PyTorch's behaviour first, then your function on the
-# same input, then a check. Until you write a function, the cells that need it stop
-# with `NotImplementedError: exercise 7.1 (scatter_reduce_step) is not implemented
-# yet`; every other cell runs.
+# same input, then a check. Until you write a function, the cells that need it show
+# a short box ("Exercise 7.1 (scatter_reduce_step) is not written yet", where and
+# how to grade it); Run All goes on and every other cell runs.
 #
 # **Real processes.** Cells that say `run_ranks(fn, 4)` fork four processes from this
 # kernel; each joins a gloo process group, runs `fn`, and sends its result back (in

@@ -28,9 +28,9 @@
 #
 # **How each exercise goes.** First PyTorch's behaviour, then your function on the
 # same input, then a check cell that prints your answer beside PyTorch's. Until you
-# write a function, the cells that need it stop with
-# `NotImplementedError: exercise 8.2 (sgd) is not implemented yet` — that is
-# expected; every other cell runs. The cells that call `.backward()` on minikernel
+# write a function, the cells that need it show a short box ("Exercise 8.2 (sgd) is
+# not written yet", where and how to grade it) — that is expected; Run All goes on
+# and every other cell runs. The cells that call `.backward()` on minikernel
 # tensors also need chapter 03's exercises.
 #
 # **Stuck?** Each exercise has a reference under `solutions/` (`solutions/optim/` and

@@ -29,6 +29,8 @@ from widgets import (
     stride_explorer,
 )
 from widgets.graph_viewer import GraphViewer
+from widgets.scaler_diagram import ScalerSession
+from widgets.scaler_diagram import render_html as scaler_html
 from widgets.stride_explorer import layout, operations, render_html
 
 #: every exercise the explorer calls runs its reference (True with MINIKERNEL_SOLUTIONS=all)
@@ -273,3 +275,21 @@ def test_graph_picture_is_svg_and_png_of_the_same_graph():
     assert bundle["image/svg+xml"] == graph_svg(loss, params={"w": w})
     assert bundle["image/png"][:8] == b"\x89PNG\r\n\x1a\n"
     assert bundle["text/plain"] == "[autograd graph, 3 nodes: SumBackward0, MulBackward0, AccumulateGrad]"
+
+
+def test_the_scaler_diagram_says_skipped_when_torch_skips_the_step():
+    for inject in (True, False):
+        session = ScalerSession()
+        torch_model = session.sides["torch"][1][0]
+        events = [session.call("backward")] + ([session.call("inject inf")] if inject else [])
+        before = [p.detach().clone() for p in torch_model.parameters()]
+        event = session.call("step")
+        todo = [e.todo for e in [*events, event] if e.todo]
+        if todo:  # student mode: the diagram names the exercise instead
+            assert "exercise" in todo[0].lower(), todo
+            continue
+        torch_skipped = all(torch.equal(a, b) for a, b in zip(before, torch_model.parameters()))
+        assert torch_skipped == inject  # torch is the oracle
+        assert event.skipped == torch_skipped
+        page = scaler_html(session.snapshot())
+        assert ("skipped optimizer.step()" in page) == inject and ("scaler.step(opt0): ok" in page) != inject

@@ -86,6 +86,7 @@ class Event:
     method: str = ""
     before: str = ""
     after: str = ""
+    skipped: bool = False  #: a step() that found inf/NaN and so did not run optimizer.step()
 
 
 @dataclass
@@ -164,10 +165,16 @@ class ScalerSession:
                 return event
             except Exception as exc:  # noqa: BLE001 - illegal calls are what the diagram shows
                 results[side] = f"{type(exc).__name__}: {exc}"
+        skipped = name == "step" and not results["minikernel"] and self._found_inf(optimizer)
         event = Event(label, not results["minikernel"], results["minikernel"], results["torch"], method=method,
-                      before=before, after=self.stages()[optimizer])
+                      before=before, after=self.stages()[optimizer], skipped=skipped)
         self.log.append(event)
         return event
+
+    def _found_inf(self, k: int) -> bool:
+        """Whether optimizer ``k``'s gradients held inf/NaN when they were unscaled."""
+        state = self.scaler._per_optimizer_states.get(id(self.optimizers[k]))
+        return bool(state) and sum(float(t) for t in state["found_inf_per_device"].values()) > 0
 
     def stages(self, side: str = "minikernel") -> list[str]:
         """Each optimizer's stage in this iteration."""
@@ -238,7 +245,7 @@ def _box(stage: str, optimizers: list[int]) -> str:
 
 
 def _line(text: str, kind: str) -> str:
-    colour = {"todo": "#8a5a00", "error": "#b00020", "warn": "#8a5a00", "ok": "#1a7f37"}.get(kind, "#333")
+    colour = {"todo": "#8a5a00", "error": "#b00020", "warn": "#8a5a00", "ok": "#1a7f37", "skipped": "#6f42c1"}.get(kind, "#333")
     return (f'<div class="mk-{kind}" style="color:{colour};font-family:sans-serif;margin:3px 0">'
             f'{html.escape(text)}</div>')
 
@@ -281,6 +288,9 @@ def render_html(snapshot: dict) -> str:
     if last is not None:
         if last.todo:
             parts.append(_line(last.todo, "todo"))
+        elif last.skipped:  # step() returned normally, but the optimizer did not move
+            parts.append(_line(f"{last.call}: skipped optimizer.step() (inf/NaN found in the gradients; "
+                               "update() will lower the scale)", "skipped"))
         elif last.ok:
             parts.append(_line(f"{last.call}: ok", "ok"))
         else:
