@@ -796,7 +796,9 @@ for step in range(200):
     loss.backward()
     hl_opt.step()
     if step % 20 == 19:
-        history.log(step, loss=loss.item(), accuracy=(logits.argmax(1) == labels).float().mean().item(),
+        # rounded: the Canvas writes each metric's last value into its plot's title
+        history.log(step, loss=round(loss.item(), 4),
+                    accuracy=round((logits.argmax(1) == labels).float().mean().item(), 4),
                     hidden_weight=hl_net[0].weight.detach().numpy().copy())
         with canvas:
             canvas.draw_plot(history["loss"])
