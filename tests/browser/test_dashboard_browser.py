@@ -7,6 +7,11 @@ and grow in the page as the steps arrive (visdom pushes them over its
 websocket), each with plotly traces that hold the logged points and draw a
 line. A screenshot of the page goes to ``tests/browser/artifacts/``.
 
+Then chapter 04 itself runs (nbclient, references on) against a fresh server
+while the page its dashboard prints is open: the page keeps updating through both
+training runs, each run with its own lines, and the server logs no error
+(``dashboard-ch04.png``).
+
 Run with ``MINIKERNEL_SOLUTIONS=all python -m pytest tests/browser -m browser``.
 """
 from __future__ import annotations
