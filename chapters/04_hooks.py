@@ -759,8 +759,9 @@ print("minikernel's loss curve is torch's:", np.allclose(mk_losses, losses, rtol
 
 # %% [markdown]
 # Both runs on the dashboard (in visdom when a server runs, env `ch04`): the two loss
-# lines lie on top of each other; per layer, the activations of the last model
-# watched; per parameter, the gradient norms.
+# lines lie on top of each other, and so do, per layer and per parameter, the
+# activations and gradient norms — each run has its own lines (`torch: 0 (Linear)`,
+# `minikernel: 0 (Linear)`, ...), because `log` was given `run=`.
 
 # %% tags=["nbval-ignore-output"]
 dashboard.show()
