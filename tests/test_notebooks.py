@@ -75,6 +75,7 @@ def test_no_trailing_semicolons(notebook):
         assert not (last and last[0].split("#")[0].rstrip().endswith(";")), cell.source[:60]
 
 
+@pytest.mark.timeout(900)  # every chapter, top to bottom: minutes
 def test_student_mode_nbval_fails_only_cells_that_need_the_learners_code(tmp_path):
     """With every stub untouched, each failing cell must name an exercise; all others pass."""
     junit = tmp_path / "nbval.xml"
@@ -82,6 +83,7 @@ def test_student_mode_nbval_fails_only_cells_that_need_the_learners_code(tmp_pat
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
          str(CHAPTERS / "sanitize.cfg"), *map(str, NOTEBOOKS), "-p", "no:cacheprovider", "-q",
+         "-n", "2", "--dist", "loadfile",  # two notebooks at a time, each whole in one worker
          f"--junitxml={junit}", "-o", "junit_logging=no"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     cases = ET.parse(junit).getroot().iter("testcase")

@@ -18,6 +18,7 @@ from nbclient import NotebookClient
 
 from minikernel.course import exercise as ex
 
+pytestmark = pytest.mark.timeout(900)  # a chapter takes minutes on a busy machine
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 SOURCES = sorted(CHAPTERS.glob("[0-9][0-9]_*.py"))
