@@ -6,7 +6,10 @@ without an error, so the next cells run; any other error must stay an error.
 """
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -102,3 +105,25 @@ def test_assigned_names_are_the_cells_own():
 
 def test_install_outside_ipython_does_nothing():
     assert nd.install() is False
+
+
+def test_nbval_in_student_mode_still_fails_those_cells_naming_the_exercise(tmp_path, monkeypatch):
+    """nbval runs cells without storing them in the history: a check, where the
+    handled cells must still fail, each naming its exercise; the others pass."""
+    cells = [SETUP, "x = S.contiguous_strides((2, 3))", "print(x)", "print('independent')"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells[2].outputs = [nbformat.v4.new_output("stream", name="stdout", text="(3, 1)\n")]
+    nb.cells[3].outputs = [nbformat.v4.new_output("stream", name="stdout", text="independent\n")]
+    for count, cell in enumerate(nb.cells, 1):
+        cell.execution_count = count
+    path = tmp_path / "check.ipynb"
+    nbformat.write(nb, path)
+    env = dict(os.environ, MINIKERNEL_SOLUTIONS="", PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", str(path), "-q",
+                           "-p", "no:cacheprovider", "-p", "no:randomly", "-rf"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False)
+    out = proc.stdout
+    assert "2 failed, 2 passed" in out, out[-3000:]
+    assert "NotImplementedError: exercise 1.1 (contiguous_strides) is not implemented yet" in out
+    assert "NameError: name 'x' is not defined: this cell waits for exercise 1.1" in out

@@ -15,9 +15,13 @@ Each chapter calls ``install()`` once, at the top. From then on, in that kernel:
 
 How: IPython's ``set_custom_exc`` hook draws the box; a ``post_run_cell`` callback
 then clears ``ExecutionResult.error_in_exec`` for the cells it handled, and ipykernel
-reads that field, after the callback, to decide the reply's status. nbval still
-fails such a cell in student mode (its output is the box, not the stored result),
-and the failure names the exercise.
+reads that field, after the callback, to decide the reply's status.
+
+A cell run *without* being stored in the history is a check, not a reading: nbval
+runs every cell that way (``store_history=False``). There the box is shown and the
+cell still ends in an error whose one line names the exercise ("NameError: name
+'x' is not defined: this cell waits for exercise 1.1"), so nbval in student mode
+fails exactly the cells that need the learner's code, each naming its exercise.
 """
 from __future__ import annotations
 
@@ -43,6 +47,7 @@ class _State:
 
     pending: dict[str, str] = field(default_factory=dict)  #: name -> exercise it waits for
     handled: bool = False  #: the running cell's error was shown as a box: clear it
+    checking: bool = False  #: the running cell is not stored in the history (nbval): keep errors
     cell_names: set[str] = field(default_factory=set)  #: names the running cell assigns
 
 
@@ -234,7 +239,7 @@ def _handler(shell, etype, value, tb, tb_offset=None) -> None:
     exercise_id = stub_id_in(value)
     if exercise_id is not None:
         _publish(shell, todo_text(exercise_id), todo_html(exercise_id))
-        state.handled = True
+        _end(shell, state, etype, value, str(value).splitlines()[0] if str(value) else f"exercise {exercise_id}")
         # what this cell did not get to define now waits for the exercise
         for name in state.cell_names - set(shell.user_ns):
             state.pending[name] = exercise_id
@@ -242,7 +247,7 @@ def _handler(shell, etype, value, tb, tb_offset=None) -> None:
     if isinstance(value, NameError) and getattr(value, "name", None) in state.pending:
         waited = state.pending[value.name]
         _publish(shell, waits_text(value.name, waited))
-        state.handled = True
+        _end(shell, state, etype, value, f"{value}: this cell waits for exercise {waited}")
         for name in state.cell_names - set(shell.user_ns):
             state.pending[name] = waited
         return
@@ -257,9 +262,18 @@ def _handler(shell, etype, value, tb, tb_offset=None) -> None:
     shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)
 
 
+def _end(shell, state: _State, etype: type, value: BaseException, line: str) -> None:
+    """End a handled cell: without an error (reading), or with a one-line one (a check)."""
+    if state.checking:
+        shell._showtraceback(etype, value, [f"{etype.__name__}: {line}"])
+    else:
+        state.handled = True
+
+
 def _pre_run_cell(shell, info) -> None:
     state = _state(shell)
     state.handled = False
+    state.checking = not getattr(info, "store_history", True)
     state.cell_names = _assigned_names(getattr(info, "raw_cell", "") or "")
 
 
