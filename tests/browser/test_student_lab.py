@@ -30,6 +30,16 @@ def test_run_all_in_student_mode_reaches_the_last_cell_of_chapter_01(student_lab
     context, page = open_notebook(browser, student_lab, CHAPTER, deadline)
     try:
         page.screenshot(path=ARTIFACTS / "01-student-before-run.png")
+        # before anything runs (an untrusted notebook: no widget view), the stride
+        # explorer's stored still is drawn, not a repr or a widget error
+        still = page.locator(f"{NOTEBOOK} .jp-OutputArea-output", has_text="a still of the stride explorer")
+        live = page.locator(f"{NOTEBOOK} .mk-stride-explorer")
+        deadline.wait(page, "the stride explorer's still (or its saved widget)",
+                      lambda: still.count() or live.count(), cap=30)
+        (still if still.count() else live).first.scroll_into_view_if_needed()
+        assert not page.locator(f"{NOTEBOOK} .jp-OutputArea-output", has_text="Error displaying widget").count()
+        assert not page.locator(f"{NOTEBOOK} .jp-OutputArea-output", has_text="StrideExplorer(").count()
+        page.screenshot(path=ARTIFACTS / "01-student-before-run-explorer.png")
         seconds = run_all(page, deadline)
         problems = saved_problems(page, student_lab, CHAPTER, deadline)
         assert not problems, f"{CHAPTER} after Run All in student mode ({seconds:.1f} s):\n" + "\n".join(problems)
