@@ -23,9 +23,10 @@
 #
 # **How each exercise goes.** First PyTorch's behaviour, then your function on the
 # same input, then a check cell that prints your answer beside PyTorch's. Until you
-# write a function, the cells that need it stop with
-# `NotImplementedError: exercise 1.2 (index_to_position) is not implemented yet` —
-# that is expected; every other cell runs.
+# write a function, each cell that needs it shows a short box instead — which
+# exercise, which file and function to write, how to grade it — with PyTorch's
+# answers still printed where a check cell compares; Run All goes on, and every
+# other cell runs.
 #
 # **Stuck?** Each exercise has a reference in `solutions/strides.py`. To use it and go
 # on, set `MINIKERNEL_SOLUTIONS` before starting JupyterLab (`MINIKERNEL_SOLUTIONS=1.2
@@ -40,8 +41,10 @@ import torch
 
 import minikernel as mk
 from minikernel import strides as S
+from minikernel.course import notebook_display
 from minikernel.course.checking import agree
 
+notebook_display.install()  # an unfinished exercise shows a short box, and Run All goes on
 torch.manual_seed(0)
 print(torch.__version__)
 
@@ -108,8 +111,7 @@ t
 # shape, strides and offset. It computes positions with *your* `to_index` and
 # `index_to_position`, so it asks you to finish those first.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from widgets import stride_explorer
 
 stride_explorer()

@@ -23,8 +23,9 @@
 # operations, `autograd.grad`, a custom `Function` and `gradcheck`.
 #
 # **How each exercise goes.** PyTorch first, then your code on the same input, then
-# a check that prints both. Until you write a function, the cells that need it stop
-# with `NotImplementedError: exercise 3.3 (run_backward) is not implemented yet`.
+# a check that prints both. Until you write a function, the cells that need it show
+# a short box ("Exercise 3.3 (run_backward) is not written yet", where and how to
+# grade it) and Run All goes on.
 # Any `backward()` in minikernel needs the engine (3.1 and 3.3), so the minikernel
 # cells before section 3.3 only build graphs.
 #
@@ -47,9 +48,11 @@ from minikernel import autograd as A
 from minikernel import derivatives as D
 from minikernel import functions as F
 from minikernel import gradcheck as G
+from minikernel.course import notebook_display
 from minikernel.course.checking import agree
 from minikernel.custom_functions import MyReLU
 
+notebook_display.install()  # an unfinished exercise shows a short box, and Run All goes on
 torch.manual_seed(0)
 print(torch.__version__)
 
@@ -558,11 +561,8 @@ print("yours:", verdicts, "| same verdicts as torch:", verdicts == torch_verdict
 # (The viewer runs backward once on each graph and restores the leaves' `.grad`.
 # minikernel's side needs your exercises 3.1 and 3.3; it says so until then.)
 
-# %%
-# NBVAL_IGNORE_OUTPUT
-from IPython.display import SVG
-
-from widgets import GraphViewer, graph_svg
+# %% tags=["nbval-ignore-output"]
+from widgets import GraphViewer, graph_picture
 
 tw = torch.tensor([[0.5, -1.0], [2.0, 0.3]], requires_grad=True)
 tin = torch.tensor([[1.0, 2.0]])
@@ -571,15 +571,15 @@ min_ = mk.Tensor.from_torch(tin.clone())
 GraphViewer(((tin @ tw).tanh() * 2).sum(), ((min_ @ mw).tanh() * 2).sum(), params={"w": (tw, mw)})
 
 # %% [markdown]
-# The drawing alone is a plain SVG (`widgets.graph_svg`), here for torch's graph of
-# the loss of section 1:
+# The drawing alone is a plain SVG (`widgets.graph_svg`; `widgets.graph_picture`
+# adds a PNG of it for viewers that do not draw SVG), here for torch's graph of the
+# loss of section 1:
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 w = torch.tensor([[3.0, 1.0]], requires_grad=True)
 b = torch.tensor([[3.0]], requires_grad=True)
 Y_hat = X @ w.t() + b
-SVG(graph_svg(torch.mean(torch.pow(Y_hat - Y, 2)), params={"w": w, "b": b}))
+graph_picture(torch.mean(torch.pow(Y_hat - Y, 2)), params={"w": w, "b": b})
 
 # %% [markdown]
 # ## 10. Layers instead of operations: hiddenlayer
@@ -591,8 +591,7 @@ SVG(graph_svg(torch.mean(torch.pow(Y_hat - Y, 2)), params={"w": w, "b": b}))
 # ReLU folded into one box), on the right the autograd graph of the same forward pass
 # (torchviz's `make_dot` draws the same kind of graph when it is installed).
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from IPython.display import HTML
 
 from widgets import hiddenlayer_compat

@@ -29,9 +29,9 @@
 #
 # **How each exercise goes.** First PyTorch's behaviour, then your function on the
 # same input, then a check cell that prints your answer beside PyTorch's. Until you
-# write a function, the cells that need it stop with
-# `NotImplementedError: exercise 6.2 (transition) is not implemented yet` — that is
-# expected; every other cell runs.
+# write a function, the cells that need it show a short box ("Exercise 6.2
+# (transition) is not written yet", where and how to grade it) — that is expected;
+# Run All goes on and every other cell runs.
 #
 # **Stuck?** Each exercise has a reference in `solutions/amp/scaling.py`. To use it
 # and go on, set `MINIKERNEL_SOLUTIONS` before starting JupyterLab
@@ -52,9 +52,11 @@ import minikernel as mk
 import minikernel.amp as mk_amp
 from minikernel.amp import OptState
 from minikernel.amp import scaling as S
+from minikernel.course import notebook_display
 from minikernel.course.bench.timing import median_ms
 from minikernel.course.checking import agree
 
+notebook_display.install()  # an unfinished exercise shows a short box, and Run All goes on
 torch.manual_seed(0)
 print(torch.__version__)
 
@@ -182,8 +184,7 @@ for op in ("aten::mm", "aten::softmax.int", "aten::layer_norm", "aten::sum", "at
 # "is not necessarily faster"). Timings vary from machine to machine and from run to
 # run on a busy one, so this cell's output is not checked:
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 mlp = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256))
 batch = torch.randn(128, 256)
 for label, dtype in (("float32", None), ("autocast bfloat16", torch.bfloat16), ("autocast float16", torch.float16)):
@@ -356,8 +357,7 @@ agree(S.transition, mk_amp.torch_transition, [(stage, method) for stage in OptSt
 # Until exercise 6.2 is done it names the exercise instead of drawing arrows, and the
 # buttons need the other exercises too.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from widgets import scaler_diagram
 
 scaler_diagram(n_optimizers=2)
@@ -513,8 +513,7 @@ target = data @ torch.randn(16, 1) + 0.1 * torch.randn(256, 1)
 net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
 histories, final_weights = {}, {}
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from widgets import Dashboard
 
 dashboard = Dashboard(env="ch06", log_y=("loss", "scale"), live=False)
@@ -544,8 +543,7 @@ print("same losses, scales and skipped steps as torch:", histories["minikernel"]
 print("same final weights, bit for bit:",
       all(torch.equal(a, b) for a, b in zip(final_weights["minikernel"], final_weights["torch"])))
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 dashboard.show()
 
 # %% [markdown]

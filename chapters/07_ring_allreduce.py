@@ -36,9 +36,9 @@
 # | 7.4 | `ring_cost`, `naive_cost`, `fit_alpha_beta` — the alpha-beta cost model | `cost.py` |
 #
 # **How each exercise goes.** PyTorch's behaviour first, then your function on the
-# same input, then a check. Until you write a function, the cells that need it stop
-# with `NotImplementedError: exercise 7.1 (scatter_reduce_step) is not implemented
-# yet`; every other cell runs.
+# same input, then a check. Until you write a function, the cells that need it show
+# a short box ("Exercise 7.1 (scatter_reduce_step) is not written yet", where and
+# how to grade it); Run All goes on and every other cell runs.
 #
 # **Real processes.** Cells that say `run_ranks(fn, 4)` fork four processes from this
 # kernel; each joins a gloo process group, runs `fn`, and sends its result back (in
@@ -60,9 +60,11 @@ from torch.distributed import ReduceOp
 
 import minikernel as mk
 from minikernel import distributed as D
+from minikernel.course import notebook_display
 from minikernel.distributed import examples as ex
 from minikernel.distributed import run_ranks
 
+notebook_display.install()  # an unfinished exercise shows a short box, and Run All goes on
 torch.manual_seed(0)
 print(torch.__version__, "| gloo available:", dist.is_gloo_available())
 
@@ -237,8 +239,7 @@ print("naive root:", naive.counters[0].received + naive.counters[0].sent, "trans
 # and the counters under each rank. Drag the slider through the scatter-reduce
 # (steps 1–3) and the allgather (4–6). It uses your 7.1 and 7.2.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from widgets import ring_stepper
 
 ring_stepper()
@@ -421,8 +422,7 @@ print(f"yours: alpha {alpha:.4e} s, beta {beta:.4e} s/B   torch.linalg.lstsq: al
 # model, which assumes every rank runs all the time, is optimistic; it also leaves
 # out the additions (a third term, `gamma` per byte reduced).
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 import matplotlib.pyplot as plt
 
 from minikernel.course.bench import allreduce as bench

@@ -28,9 +28,9 @@
 #
 # **How each exercise goes.** First PyTorch's behaviour, then your function on the
 # same input, then a check cell that prints your answer beside PyTorch's. Until you
-# write a function, the cells that need it stop with
-# `NotImplementedError: exercise 8.2 (sgd) is not implemented yet` — that is
-# expected; every other cell runs. The cells that call `.backward()` on minikernel
+# write a function, the cells that need it show a short box ("Exercise 8.2 (sgd) is
+# not written yet", where and how to grade it) — that is expected; Run All goes on
+# and every other cell runs. The cells that call `.backward()` on minikernel
 # tensors also need chapter 03's exercises.
 #
 # **Stuck?** Each exercise has a reference under `solutions/` (`solutions/optim/` and
@@ -60,6 +60,7 @@ import minikernel as mk
 import minikernel.functions as F
 import minikernel.nn as mk_nn
 from minikernel import clip_grad, data, optim, saving
+from minikernel.course import notebook_display
 from minikernel.course.checking import agree
 from minikernel.optim import adam as mk_adam
 from minikernel.optim import lr_scheduler
@@ -67,6 +68,7 @@ from minikernel.optim import optimizer as mk_optimizer
 from minikernel.optim import sgd as mk_sgd
 from widgets.dashboard import Dashboard
 
+notebook_display.install()  # an unfinished exercise shows a short box, and Run All goes on
 torch.manual_seed(0)
 print(torch.__version__)
 
@@ -947,8 +949,7 @@ print("running mean unchanged:", [round(v, 4) for v in bn.running_mean.tolist()]
 # server (`make lab` starts one) it draws live while the cells run; without one, it
 # draws inline when asked, after the runs.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 dashboard = Dashboard(env="ch08", live=False, log_y=("loss",))
 
 # %%
@@ -1039,8 +1040,7 @@ plt.show()
 # The dashboard: both runs' loss, learning rate and scale, and the minikernel model's
 # activations and gradient norms (in visdom, env `ch08`, when a server runs):
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 dashboard.show()
 dashboard.close()
 

@@ -151,7 +151,7 @@ def test_runs_learning_rates_and_chosen_layers(no_server):
     dashboard.log(0, run="a", loss=1.0)
     dashboard.log(0, run="b", loss=2.0)
     assert dashboard.watched == ["1"]
-    assert set(dashboard.history.activation_mean) == {"1"}
+    assert set(dashboard.history.activation_mean) == {"a: 1"}  # the run names its layers' lines
     assert dashboard.history.scalars["loss"]["a"].values == [1.0]
     assert dashboard.history.scalars["loss"]["b"].values == [2.0]
     assert dashboard.history.scalars["lr[0]"]["a"].values == [0.1]
@@ -472,3 +472,55 @@ def test_the_url_variable_is_where_dashboards_look(monkeypatch):
     assert resolve_server("http://127.0.0.1:1234") == "http://127.0.0.1:1234"
     monkeypatch.delenv("MINIKERNEL_VISDOM_URL")
     assert resolve_server(None) == "http://127.0.0.1:8097"
+
+
+def test_a_window_closed_in_the_page_during_training_comes_back(visdom_url, capsys):
+    # The page's × on a window sends visdom "close" over its socket; the HTTP /close
+    # below does the same to the server's state. The stock server then answered the
+    # next /update with HTTP 500 (KeyError 'layout') and the dashboard fell back inline.
+    model, (x, y) = mlp(), batch()
+    dashboard = Dashboard(model, env="test_closed", server=visdom_url)
+    client = VisdomClient(visdom_url, "test_closed")
+    for step in range(6):
+        model.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        dashboard.log(step, loss=float(step))
+        if step == 2:
+            client.post("close", {"eid": "test_closed", "win": "scalar-loss"})
+            assert "scalar-loss" not in client.windows()
+    assert dashboard.mode == "visdom", capsys.readouterr().out
+    window = client.windows()["scalar-loss"]
+    assert window["content"]["data"][0]["x"] == [3, 4, 5]  # made again from the points sent since
+    assert window["content"]["layout"]["yaxis"]["type"] == "log"
+
+
+def test_an_update_without_layout_to_a_closed_window_is_no_server_error(visdom_url):
+    # What visdom's own client sends for vis.line(..., update="append"): no layout.
+    client = VisdomClient(visdom_url, "test_nolayout")
+    client.reset_env()
+    trace = {"x": [0], "y": [1.0], "name": "a", "type": "scatter", "mode": "lines"}
+    client.post("events", {"eid": "test_nolayout", "win": "w", "layout": {}, "data": [trace]})
+    client.post("close", {"eid": "test_nolayout", "win": "w"})
+    assert client.post("update", {"eid": "test_nolayout", "win": "w", "name": None, "append": True,
+                                  "data": [dict(trace, x=[1], y=[2.0])]}) == "w"
+    assert client.windows()["w"]["content"]["data"][0]["x"] == [1]
+
+
+def test_two_runs_never_share_a_line(visdom_url):
+    torch_model, (x, y) = mlp(), batch()
+    second = mlp()
+    dashboard = Dashboard(torch_model, env="test_runs", server=visdom_url)
+    for run, model in (("torch", torch_model), ("minikernel", second)):
+        dashboard.watch(model)
+        for step in range(3):
+            model.zero_grad()
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            dashboard.log(step, run=run, loss=1.0 + step)
+    windows = VisdomClient(visdom_url, "test_runs").windows()
+    for win in ("scalar-loss", "activation-mean", "activation-std", "grad-norm"):
+        lines = {t["name"]: t["x"] for t in windows[win]["content"]["data"]}
+        assert all(xs == [0, 1, 2] for xs in lines.values()), (win, lines)  # no line goes back to step 0
+    names = {t["name"] for t in windows["activation-mean"]["content"]["data"]}
+    assert names == {f"{run}: {layer}" for run in ("torch", "minikernel")
+                     for layer in ("0 (Linear)", "1 (ReLU)", "2 (Linear)")}
+    assert {t["name"] for t in windows["scalar-loss"]["content"]["data"]} == {"torch", "minikernel"}

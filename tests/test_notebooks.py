@@ -11,6 +11,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
+from nbval.plugin import metadata_tags
 
 from minikernel.course import exercise as ex
 
@@ -18,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 SOURCES = sorted(CHAPTERS.glob("[0-9][0-9]_*.py"))
 NOTEBOOKS = sorted(CHAPTERS.glob("[0-9][0-9]_*.ipynb"))
+NBVAL_TAGS = set(metadata_tags)  # the tags nbval honours: nbval-ignore-output, nbval-skip, ...
 
 
 def _code_cells(nb):
@@ -38,6 +40,18 @@ def test_notebook_in_sync_with_its_source(source):
     for i, (a, b) in enumerate(pairs):
         assert (a.cell_type, a.source) == (b.cell_type, b.source), (
             f"cell {i} differs from {source.name}: run `make notebooks`")
+        assert a.metadata.get("tags", []) == b.metadata.get("tags", []), (
+            f"cell {i}'s tags differ from {source.name}: run `make notebooks`")
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_nbval_directives_are_tags_not_comments(source):
+    # a learner reads the cells: nbval's directives go in the cell's tags
+    # (`# %% tags=["nbval-ignore-output"]`), which nbval reads as it reads the comments
+    for i, cell in enumerate(jupytext.read(source).cells):
+        assert not re.search(r"#\s*(NBVAL|PYTEST_VALIDATE)_", cell.source), f"cell {i}: {cell.source[:80]!r}"
+        unknown = [t for t in cell.metadata.get("tags", []) if t.startswith("nbval") and t not in NBVAL_TAGS]
+        assert not unknown, f"cell {i}: nbval does not know the tags {unknown}"
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
@@ -61,6 +75,7 @@ def test_no_trailing_semicolons(notebook):
         assert not (last and last[0].split("#")[0].rstrip().endswith(";")), cell.source[:60]
 
 
+@pytest.mark.timeout(900)  # every chapter, top to bottom: minutes
 def test_student_mode_nbval_fails_only_cells_that_need_the_learners_code(tmp_path):
     """With every stub untouched, each failing cell must name an exercise; all others pass."""
     junit = tmp_path / "nbval.xml"
@@ -68,6 +83,7 @@ def test_student_mode_nbval_fails_only_cells_that_need_the_learners_code(tmp_pat
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
          str(CHAPTERS / "sanitize.cfg"), *map(str, NOTEBOOKS), "-p", "no:cacheprovider", "-q",
+         "-n", "2", "--dist", "loadfile",  # two notebooks at a time, each whole in one worker
          f"--junitxml={junit}", "-o", "junit_logging=no"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     cases = ET.parse(junit).getroot().iter("testcase")
@@ -77,8 +93,41 @@ def test_student_mode_nbval_fails_only_cells_that_need_the_learners_code(tmp_pat
     assert failed, f"nothing failed in student mode — the notebooks check no exercise:\n{proc.stdout[-2000:]}"
     named = set()
     for name, text in failed.items():
-        ids = set(re.findall(r"exercise (\d+\.\d+)", text))
+        ids = set(re.findall(r"exercise (\d+\.\d+)", text, re.IGNORECASE))  # the box: "Exercise 1.2 (...)"
         assert ids, f"{name} fails in student mode without naming an exercise:\n{text[:3000]}"
         named |= ids
     chapter_ids = {i for i in ex.registry() if any(p.name.startswith(f"{int(i.split('.')[0]):02d}_") for p in NOTEBOOKS)}
     assert chapter_ids <= named, f"no failing cell names {sorted(chapter_ids - named)}"
+
+
+# what a viewer shows when it can draw nothing richer: a repr is no picture
+BARE_REPR = re.compile(r"^<[\w.]+ (object|size)\b.*>$|^\w+\((children|layout|value)=", re.DOTALL)
+SAFE_RICH = ("image/png", "image/jpeg", "text/html", "text/markdown")  # drawn without trusting the notebook
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_stored_output_is_a_bare_repr(notebook):
+    """GitHub, nbviewer and JupyterLab before running (an untrusted notebook: no SVG, no
+    widget without saved state) fall back to text/plain; it must not be a repr."""
+    nb = nbformat.read(notebook, as_version=4)
+    for n, cell in enumerate(_code_cells(nb), 1):
+        for out in cell.outputs:
+            data = out.get("data", {})
+            plain = data.get("text/plain", "")
+            if BARE_REPR.match(plain) and not any(k in data for k in SAFE_RICH):
+                raise AssertionError(f"code cell {n}: stored output {plain[:80]!r} has no picture a viewer "
+                                     f"draws (it has {sorted(data)})")
+            if "application/vnd.jupyter.widget-view+json" in data:
+                assert "text/html" in data and not BARE_REPR.match(plain), (
+                    f"code cell {n}: a widget without a static picture ({plain[:60]!r})")
+                model = data["application/vnd.jupyter.widget-view+json"]["model_id"]
+                state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+                assert model in state.get("state", {}), f"code cell {n}: the widget's state is not saved"
+
+
+@pytest.mark.parametrize("plain, bare", [
+    ("<IPython.core.display.SVG object>", True), ("StrideExplorer(children=(ToggleButtons(", True),
+    ("HBox(children=(Button(),))", True), ("<Figure size 700x300 with 1 Axes>", True),
+    ("tensor([1, 2])", False), ("(12, 4, 1)", False), ("[the stride explorer: run the notebook to use it]", False)])
+def test_bare_repr_pattern(plain, bare):
+    assert bool(BARE_REPR.match(plain)) == bare

@@ -1,4 +1,5 @@
-"""The stride explorer widget (widgets/stride_explorer.py), without a browser.
+"""The stride explorer widget (widgets/stride_explorer.py), without a browser, and
+the still pictures every widget stores for viewers that cannot run it.
 
 Torch is the oracle: in ``torch.as_strided(torch.arange(n), shape, strides, offset)``
 every value IS its storage position, so the positions the widget draws must equal
@@ -17,7 +18,19 @@ import torch
 
 import minikernel.strides as S
 from minikernel.course.exercise import stub_exercise_id, uses_reference
-from widgets import stride_explorer
+from tests.test_notebooks import BARE_REPR
+from widgets import (
+    graph_picture,
+    graph_svg,
+    kernel_trace,
+    norm_explorer,
+    ring_stepper,
+    scaler_diagram,
+    stride_explorer,
+)
+from widgets.graph_viewer import GraphViewer
+from widgets.scaler_diagram import ScalerSession
+from widgets.scaler_diagram import render_html as scaler_html
 from widgets.stride_explorer import layout, operations, render_html
 
 #: every exercise the explorer calls runs its reference (True with MINIKERNEL_SOLUTIONS=all)
@@ -232,3 +245,51 @@ def test_widget_structure():
     assert "t()" not in [k for _, k in w.op.options] and "permute" in [k for _, k in w.op.options]
     with pytest.raises(ValueError, match="not one of"):
         stride_explorer(op="transpose")
+
+
+# ------------------------------------------------------------ static renderings
+
+
+def test_each_widget_stores_a_still_picture_and_a_line_of_text():
+    x = torch.tensor([[0.5, -1.0]], requires_grad=True)
+    made = [stride_explorer(), kernel_trace(), norm_explorer(), ring_stepper(), scaler_diagram(),
+            GraphViewer((x * 2).sum(), None)]
+    for widget in made:
+        bundle = widget._repr_mimebundle_()
+        assert "application/vnd.jupyter.widget-view+json" in bundle  # live, it is still the widget
+        assert not BARE_REPR.match(bundle["text/plain"]), bundle["text/plain"]
+        pictures = [w.value for w in _html_children(widget) if w.value]
+        assert pictures and all(p in bundle["text/html"] for p in pictures), type(widget).__name__
+
+
+def _html_children(widget):
+    if isinstance(widget, W.HTML):
+        return [widget]
+    return [h for c in getattr(widget, "children", ()) for h in _html_children(c)]
+
+
+def test_graph_picture_is_svg_and_png_of_the_same_graph():
+    w = torch.tensor([[3.0, 1.0]], requires_grad=True)
+    loss = (w * w).sum()
+    bundle = graph_picture(loss, params={"w": w})._repr_mimebundle_()
+    assert bundle["image/svg+xml"] == graph_svg(loss, params={"w": w})
+    assert bundle["image/png"][:8] == b"\x89PNG\r\n\x1a\n"
+    assert bundle["text/plain"] == "[autograd graph, 3 nodes: SumBackward0, MulBackward0, AccumulateGrad]"
+
+
+def test_the_scaler_diagram_says_skipped_when_torch_skips_the_step():
+    for inject in (True, False):
+        session = ScalerSession()
+        torch_model = session.sides["torch"][1][0]
+        events = [session.call("backward")] + ([session.call("inject inf")] if inject else [])
+        before = [p.detach().clone() for p in torch_model.parameters()]
+        event = session.call("step")
+        todo = [e.todo for e in [*events, event] if e.todo]
+        if todo:  # student mode: the diagram names the exercise instead
+            assert "exercise" in todo[0].lower(), todo
+            continue
+        torch_skipped = all(torch.equal(a, b) for a, b in zip(before, torch_model.parameters()))
+        assert torch_skipped == inject  # torch is the oracle
+        assert event.skipped == torch_skipped
+        page = scaler_html(session.snapshot())
+        assert ("skipped optimizer.step()" in page) == inject and ("scaler.step(opt0): ok" in page) != inject

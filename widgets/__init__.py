@@ -8,6 +8,7 @@ exercise to finish while one is still a stub: ``stride_explorer`` (chapter 01),
 """
 from .stride_explorer import stride_explorer
 from .graph_render import graph_svg  # chapter 03
+from .static_view import graph_picture  # chapter 03
 from .graph_viewer import GraphViewer, graph_viewer  # chapter 03
 from .kernel_trace import kernel_trace  # chapter 02
 from .scaler_diagram import scaler_diagram  # chapter 06
@@ -16,4 +17,4 @@ from .dashboard import Dashboard  # chapter 04
 from .norm_explorer import norm_explorer  # chapter 05
 
 __all__ = ["stride_explorer", "kernel_trace", "scaler_diagram", "ring_stepper", "Dashboard", "norm_explorer",
-           "GraphViewer", "graph_viewer", "graph_svg"]
+           "GraphViewer", "graph_viewer", "graph_svg", "graph_picture"]

@@ -180,23 +180,34 @@ class Dashboard:
         Args:
             step (int): the x coordinate of this record.
             run (str, optional): a name for this run's lines: each scalar gets a
-                window, and each run a line in it (to compare runs). Default: the
-                scalar's own name.
+                window, and each run a line in it (to compare runs); the layers'
+                and parameters' lines get the run's name in front ("torch: 0
+                (Linear)"), so two runs never share a line. Default: the scalar's
+                own name, and the layers' and parameters' own names.
             **scalars (float): values to plot, e.g. ``loss=loss.item()``,
                 ``scale=scaler.get_scale()``; non-finite values are kept in
                 :attr:`history` and left out of the plots.
         """
         values = {(name, run or name): float(value) for name, value in scalars.items()}
+        activations, norms = self._pending, self._grad_norms()
+        if run is not None:  # each run its own lines, named after it in the legends
+            activations = {self._run_label(run, k): v for k, v in activations.items()}
+            norms = {f"{run}: {k}": v for k, v in norms.items()}
         if self.optimizer is not None:
             groups = self.optimizer.param_groups
             for i, group in enumerate(groups):
                 name = "lr" if len(groups) == 1 else f"lr[{i}]"
                 values[(name, run or name)] = float(group["lr"])
-        self.history.record(step, values, self._pending, self._grad_norms())
+        self.history.record(step, values, activations, norms)
         self._pending = {}
         self._unsent = True
         if self.history.records % self.every == 0:
             self._render()
+
+    def _run_label(self, run: str, layer: str) -> str:
+        key = f"{run}: {layer}"
+        self._labels.setdefault(key, f"{run}: {self._labels.get(layer, layer)}")
+        return key
 
     def _grad_norms(self) -> dict[str, float]:
         if self._model is None:

@@ -39,7 +39,7 @@ def draw(panels: list[Panel], figure: Figure | None = None) -> Figure:
         figure = Figure()
     figure.clear()
     rows = max(1, math.ceil(len(panels) / COLUMNS))
-    figure.set_size_inches(4.2 * min(COLUMNS, max(1, len(panels))), 3.0 * rows)
+    figure.set_size_inches(4.6 * min(COLUMNS, max(1, len(panels))), 3.0 * rows)
     if not panels:
         figure.text(0.5, 0.5, "nothing logged yet", ha="center", va="center")
         return figure
@@ -57,7 +57,9 @@ def draw(panels: list[Panel], figure: Figure | None = None) -> Figure:
         ax.set_ylabel(panel.ylabel, fontsize=8)
         ax.tick_params(labelsize=7)
         if len(panel.traces) > 1:
-            ax.legend(fontsize=6)
+            # beside the axes, never over the lines (placed inside, it hid them)
+            ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+                      frameon=False)
     figure.tight_layout()
     return figure
 

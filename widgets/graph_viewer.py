@@ -29,6 +29,7 @@ from minikernel.tensor import Tensor as MkTensor
 
 from .graph_render import GraphInfo, Params, describe, render_svg
 from .graph_steps import Step, grad_text, grads_match, minikernel_steps, record_steps, torch_steps
+from .static_view import StaticView
 
 __all__ = ["GraphViewer", "graph_viewer", "steps_html", "pane_html", "record_steps", "Step"]
 
@@ -92,7 +93,7 @@ def pane_html(graph: GraphInfo, steps: Optional[Sequence[Step]], current: int, t
 _instances = itertools.count()
 
 
-class GraphViewer(W.VBox):
+class GraphViewer(StaticView, W.VBox):
     r"""Torch's and minikernel's backward graph of the same expression, stepped through backward.
 
     Args:
@@ -125,6 +126,8 @@ class GraphViewer(W.VBox):
         ['SumBackward0', 'ExpBackward0', 'MulBackward0', 'AccumulateGrad']
         >>> viewer.step.value = 3      # highlight MulBackward0 in both graphs
     """
+
+    static_name = "the autograd graph viewer"
 
     def __init__(self, torch_out: torch.Tensor, mk_out: Optional[MkTensor] = None,
                  params: Optional[Params] = None):

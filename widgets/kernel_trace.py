@@ -40,6 +40,8 @@ import torch
 from minikernel import device as dev
 from minikernel.course.exercise import finish_message, stub_exercise_id
 
+from .static_view import StaticView
+
 SCENARIOS = {
     "map, contiguous input": "gpu_map (exercise 2.6): out = -a, both 8x8 and contiguous",
     "map, transposed input": "gpu_map (exercise 2.6): out = -a, out contiguous but a transposed",
@@ -371,8 +373,10 @@ def _label(block: Dim, thread: Dim) -> str:
     return _who(block, thread)
 
 
-class KernelTrace(W.VBox):
+class KernelTrace(StaticView, W.VBox):
     """What ``kernel_trace`` returns: ``scenario`` and ``who`` dropdowns over an HTML ``picture``."""
+
+    static_name = "the kernel trace"
 
     def __init__(self, scenario: str = "matmul, tiled"):
         if scenario not in SCENARIOS:

@@ -34,6 +34,8 @@ from minikernel.course.exercise import finish_message
 from minikernel.norm import var_mean
 from minikernel.tensor import Tensor
 
+from .static_view import StaticView
+
 Group = tuple[int, ...]  #: the kept coordinates of one statistic: (c,), (n,) or (n, c)
 MAX_SIDE = 6  #: the largest N, C or L drawn
 
@@ -58,6 +60,10 @@ KINDS = {
     "InstanceNorm": Kind("InstanceNorm", (2,), "sample n and channel c", "F.instance_norm(x)"),
 }
 _AXES = "ncl"
+# Table cells: padded columns, numbers right-aligned under their headings (without
+# padding the columns ran together).
+_LEFT = "padding:1px 10px 1px 0;text-align:left"
+_RIGHT = "padding:1px 10px;text-align:right"
 
 
 def sample(shape: Sequence[int] = (2, 3, 4), seed: int = 0) -> torch.Tensor:
@@ -167,14 +173,17 @@ def render_html(x: torch.Tensor, kind: str = "BatchNorm", group: Group | None = 
         table_rows.append(
             f'<tr class="mk-stat" data-group="{",".join(map(str, g))}" data-count="{len(members(kind, shape, g))}" '
             f'data-mean="{mean!r}" data-var="{var!r}" data-ok="{int(ok)}" style="font-weight:{weight}">'
-            f'<td>{label}</td><td>{len(members(kind, shape, g))}</td><td>{_fmt(mean)}</td><td>{_fmt(var)}</td>'
-            f'<td style="color:{"#1a7f37" if ok else "#cf222e"}">{"ok" if ok else "DIFFERENT from torch"}</td></tr>')
+            f'<td style="{_LEFT}">{label}</td><td style="{_RIGHT}">{len(members(kind, shape, g))}</td>'
+            f'<td style="{_RIGHT}">{_fmt(mean)}</td><td style="{_RIGHT}">{_fmt(var)}</td>'
+            f'<td style="{_LEFT};color:{"#1a7f37" if ok else "#cf222e"}">{"ok" if ok else "DIFFERENT from torch"}'
+            '</td></tr>')
     dims = ", ".join(f"{d} ({_AXES[d].upper()})" for d in k.dims)
     caption = (f'<div style="font:13px sans-serif;margin:4px 0"><b>{kind}</b>: one statistic per '
                f'{html.escape(k.per)}, averaged over dims {dims} — <code>{html.escape(k.torch_call)}</code>; '
                f'{len(all_groups)} statistics of {len(members(kind, shape, group))} elements each</div>')
     table = ('<table class="mk-stats" style="font:12px monospace;border-collapse:collapse;margin-top:4px">'
-             '<tr><th>statistic</th><th>count</th><th>mean</th><th>var (biased)</th><th>vs torch</th></tr>'
+             f'<tr><th style="{_LEFT}">statistic</th><th style="{_RIGHT}">count</th><th style="{_RIGHT}">mean</th>'
+             f'<th style="{_RIGHT}">var (biased)</th><th style="{_LEFT}">vs torch</th></tr>'
              + "".join(table_rows) + "</table>")
     return (f'<div class="mk-norm" data-kind="{kind}" data-dims="{",".join(map(str, k.dims))}">{caption}'
             f'<div>{"".join(blocks)}</div>{table}</div>')
@@ -190,8 +199,10 @@ def _group_label(kind: str, g: Group) -> str:
     return ", ".join(f"{_AXES[d]}={v}" for d, v in zip(KINDS[kind].kept, g))
 
 
-class NormExplorer(W.VBox):
+class NormExplorer(StaticView, W.VBox):
     """What ``norm_explorer`` returns: ``.kind`` and ``.group`` (Dropdowns), ``.picture`` (HTML), ``.x``."""
+
+    static_name = "the normalization explorer"
 
     def __init__(self, shape: Sequence[int] = (2, 3, 4), kind: str = "BatchNorm", seed: int = 0):
         if kind not in KINDS:

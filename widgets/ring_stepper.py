@@ -30,6 +30,8 @@ from minikernel.distributed.ops import Op, op_name
 from minikernel.distributed.simulate import NOTES_EXAMPLE, Counters, Data, Send, SimulatedRing
 from minikernel.course.exercise import finish_message
 
+from .static_view import StaticView
+
 MAX_RANKS = 8     #: the most ranks the circle draws legibly
 MAX_VALUES = 64   #: the most values per rank
 _SIZE = 520       #: the drawing is _SIZE x _SIZE pixels
@@ -178,8 +180,10 @@ def message_html(text: str, kind: str = "todo") -> str:
             f'{html.escape(text)}</div>')
 
 
-class RingStepper(W.VBox):
+class RingStepper(StaticView, W.VBox):
     """What ``ring_stepper`` returns: ``.step`` (the slider), ``.play``, ``.picture``, ``.frames``."""
+
+    static_name = "the ring allreduce stepper"
 
     def __init__(self, data: Data = NOTES_EXAMPLE, op: Op = ReduceOp.SUM):
         self.frames: list[Frame] = []

@@ -27,6 +27,8 @@ from minikernel.amp import OptState
 from minikernel.amp import scaling as S
 from minikernel.course.exercise import finish_message, stub_exercise_id
 
+from .static_view import StaticView
+
 STAGES = tuple(s.name for s in OptState)           #: READY, UNSCALED, STEPPED
 CALLS = ("backward", "inject inf", "unscale_", "step", "update", "zero_grad")
 _X = {"READY": 140, "UNSCALED": 370, "STEPPED": 600}  # box centres in the SVG
@@ -84,6 +86,7 @@ class Event:
     method: str = ""
     before: str = ""
     after: str = ""
+    skipped: bool = False  #: a step() that found inf/NaN and so did not run optimizer.step()
 
 
 @dataclass
@@ -162,10 +165,16 @@ class ScalerSession:
                 return event
             except Exception as exc:  # noqa: BLE001 - illegal calls are what the diagram shows
                 results[side] = f"{type(exc).__name__}: {exc}"
+        skipped = name == "step" and not results["minikernel"] and self._found_inf(optimizer)
         event = Event(label, not results["minikernel"], results["minikernel"], results["torch"], method=method,
-                      before=before, after=self.stages()[optimizer])
+                      before=before, after=self.stages()[optimizer], skipped=skipped)
         self.log.append(event)
         return event
+
+    def _found_inf(self, k: int) -> bool:
+        """Whether optimizer ``k``'s gradients held inf/NaN when they were unscaled."""
+        state = self.scaler._per_optimizer_states.get(id(self.optimizers[k]))
+        return bool(state) and sum(float(t) for t in state["found_inf_per_device"].values()) > 0
 
     def stages(self, side: str = "minikernel") -> list[str]:
         """Each optimizer's stage in this iteration."""
@@ -236,7 +245,7 @@ def _box(stage: str, optimizers: list[int]) -> str:
 
 
 def _line(text: str, kind: str) -> str:
-    colour = {"todo": "#8a5a00", "error": "#b00020", "warn": "#8a5a00", "ok": "#1a7f37"}.get(kind, "#333")
+    colour = {"todo": "#8a5a00", "error": "#b00020", "warn": "#8a5a00", "ok": "#1a7f37", "skipped": "#6f42c1"}.get(kind, "#333")
     return (f'<div class="mk-{kind}" style="color:{colour};font-family:sans-serif;margin:3px 0">'
             f'{html.escape(text)}</div>')
 
@@ -279,6 +288,9 @@ def render_html(snapshot: dict) -> str:
     if last is not None:
         if last.todo:
             parts.append(_line(last.todo, "todo"))
+        elif last.skipped:  # step() returned normally, but the optimizer did not move
+            parts.append(_line(f"{last.call}: skipped optimizer.step() (inf/NaN found in the gradients; "
+                               "update() will lower the scale)", "skipped"))
         elif last.ok:
             parts.append(_line(f"{last.call}: ok", "ok"))
         else:
@@ -292,8 +304,10 @@ def render_html(snapshot: dict) -> str:
 
 
 # ------------------------------------------------------------------ the widget
-class ScalerDiagram(W.VBox):
+class ScalerDiagram(StaticView, W.VBox):
     """What ``scaler_diagram`` returns: buttons, an optimizer picker and the picture."""
+
+    static_name = "the GradScaler diagram"
 
     def __init__(self, n_optimizers: int = 1, init_scale: float = 2.0**16, growth_interval: int = 2,
                  on_call: Callable[[Event], None] | None = None):

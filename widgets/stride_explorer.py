@@ -25,6 +25,8 @@ from minikernel import strides as S
 from minikernel.course.exercise import finish_message, stub_exercise_id
 from minikernel.tensor import Tensor
 
+from .static_view import StaticView
+
 MAX_ELEMENTS = 256  #: the largest view or storage the explorer draws
 _BOX = ("display:inline-flex;align-items:center;justify-content:center;width:32px;height:32px;"
         "box-sizing:border-box;font:13px monospace;color:#111;")
@@ -219,8 +221,10 @@ def _op_view(shape: tuple[int, ...], key: str, view_as: tuple[int, ...]) -> tupl
     return header, expected, numel, call + code.format(_args(view_as))
 
 
-class StrideExplorer(W.VBox):
+class StrideExplorer(StaticView, W.VBox):
     """What ``stride_explorer`` returns; its controls are attributes (``op``, ``offset``, ...)."""
+
+    static_name = "the stride explorer"
 
     def __init__(self, shape=(3, 4), op="none", strides=None, offset=0, storage=None):
         shape = tuple(shape)

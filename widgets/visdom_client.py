@@ -11,8 +11,9 @@ The endpoints used (``visdom/server/handlers/web_handlers.py``):
 * ``POST /close`` ``{"eid", "win": None}``: close all its windows;
 * ``POST /events`` ``{"eid", "win", "data": [plotly traces], "layout", "opts"}``:
   create or replace a window;
-* ``POST /update`` ``{"eid", "win", "name": None, "append": true, "data": [traces]}``:
-  append the points of ``data[i]`` to the window's i-th trace;
+* ``POST /update`` ``{"eid", "win", "name": None, "append": true, "layout", "data": [traces]}``:
+  append the points of ``data[i]`` to the window's i-th trace (a window closed in
+  the page is made again from them);
 * ``POST /win_data`` ``{"eid", "win": None}``: every window of the env, as JSON.
 """
 from __future__ import annotations
@@ -123,8 +124,12 @@ class VisdomRenderer:
                    for name, (xs, ys) in panel.traces.items()}
             if any(xs for xs, _ys in new.values()):
                 # name None: the server appends data[i] to the window's i-th trace.
+                # The layout rides along: if the window was closed in the page
+                # meanwhile, visdom makes a new one from this request, and without a
+                # layout its stock server answers HTTP 500 (KeyError 'layout').
                 self.client.post("update", {
                     "eid": self.client.env, "win": panel.id, "name": None, "append": True,
+                    "layout": _layout(panel),
                     "data": [_trace(name, xs, ys, panel.kind) for name, (xs, ys) in new.items()]})
                 for name, (xs, _ys) in panel.traces.items():
                     self._sent[(panel.id, name)] = len(xs)

@@ -1,7 +1,10 @@
 """Side-by-side checks for the notebooks: your function beside PyTorch's, per case."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .exercise import stub_exercise_id
 
 
 def _plain(value: Any) -> Any:
@@ -16,17 +19,33 @@ def _plain(value: Any) -> Any:
 _RAISES = object()
 
 
+class _Todo:
+    """Your side of a case whose exercise is not written yet (prints as "TODO 1.2")."""
+
+    def __init__(self, error: NotImplementedError) -> None:
+        self.error = error
+
+    def __str__(self) -> str:
+        return f"TODO {stub_exercise_id(self.error)}"
+
+
 def _outcome(fn: Callable, args: tuple, refused: Any = _RAISES) -> Any:
     try:
         return _plain(fn(*args))
-    except NotImplementedError:
-        raise  # an unfinished exercise: let the notebook cell say which one
+    except NotImplementedError as err:
+        if stub_exercise_id(err) is None:
+            raise
+        return _Todo(err)  # torch's side still gets computed and shown
     except Exception as err:  # noqa: BLE001 - a refusal is a result to compare
         return f"{type(err).__name__}" if refused is _RAISES else refused
 
 
 def agree(yours: Callable, torch_fn: Callable, cases: Iterable[tuple], refused: Any = _RAISES) -> None:
     """Print your result beside torch's for each case, then how many agree.
+
+    Where your function is still a stub, its column says ``TODO N.M``, torch's
+    answers are printed all the same, and the stub's error is raised at the end
+    (a notebook shows it as the exercise's box, see ``notebook_display``).
 
     Args:
         yours: your function, called as ``yours(*case)``.
@@ -44,8 +63,16 @@ def agree(yours: Callable, torch_fn: Callable, cases: Iterable[tuple], refused: 
     rows = [(_plain(c if len(c) != 1 else c[0]), _outcome(yours, c), _outcome(torch_fn, c, refused)) for c in cases]
     width = max(len(str(r[0])) for r in rows)
     good = 0
+    todo = None
     for case, mine, theirs in rows:
         ok = mine == theirs
         good += ok
-        print(f"{str(case):<{width}}  yours: {str(mine):<22} torch: {str(theirs):<22} {'ok' if ok else 'DIFFERENT'}")
+        if isinstance(mine, _Todo):
+            todo = todo or mine.error
+            verdict = ""
+        else:
+            verdict = "ok" if ok else "DIFFERENT"
+        print(f"{case!s:<{width}}  yours: {mine!s:<22} torch: {theirs!s:<22} {verdict}".rstrip())
+    if todo is not None:
+        raise todo
     print(f"{good}/{len(rows)} cases agree with torch")

@@ -110,6 +110,32 @@ class _QuietStyleError(logging.Filter):
         return "Could not open static file" not in record.getMessage()
 
 
+def patch_window_without_layout() -> None:
+    """Let visdom 0.2.4 make a window from an ``/update`` that carries no layout.
+
+    An ``/update`` with ``append`` to a window that is gone (closed with its ×
+    in the page while training runs) makes a new window from the request, and
+    visdom's ``window()`` reads ``args["layout"]`` unconditionally: any client
+    that sends no layout there (visdom's own ``vis.line(update="append")`` does
+    not) gets HTTP 500 (KeyError 'layout') and the page stops updating. An empty
+    layout is what visdom's client sends for a plot without options.
+    """
+    from visdom.server.handlers import web_handlers
+    from visdom.utils import server_utils
+
+    if getattr(web_handlers.window, "_minikernel_patched", False):
+        return
+    original = server_utils.window
+
+    def window(args: dict) -> dict:
+        if args.get("data") and "layout" not in args:
+            args = {**args, "layout": {}}
+        return original(args)
+
+    window._minikernel_patched = True  # type: ignore[attr-defined]
+    web_handlers.window = window  # the name UpdateHandler calls
+
+
 def serve(port: int, env_path: Path) -> int:
     """Run visdom on 127.0.0.1:``port`` until Ctrl-C or SIGTERM; the exit status."""
     missing = missing_assets()
@@ -134,6 +160,7 @@ def serve(port: int, env_path: Path) -> int:
     # visdom turns tornado's debug mode on, which also restarts the server whenever
     # an imported module changes on disk; a dashboard must not restart mid-training.
     visdom_app.tornado_settings["autoreload"] = False
+    patch_window_without_layout()
 
     def stop(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt

@@ -10,7 +10,14 @@ Beside it runs the visdom server of the live dashboards
 visdom server already answering there is reused (and left running); if the port
 is taken by something else the next free one is used, and the kernels learn it
 from ``MINIKERNEL_VISDOM_URL``. ``--no-dashboard`` leaves visdom out (the
-dashboards then draw inline).
+dashboards then draw inline); ``--dashboard-port N`` starts it on port N instead
+(``make lab ARGS="--dashboard-port 8100"``).
+
+The lab is set up for reading the chapters: JupyterLab's settings come from
+``minikernel/course/lab_settings/overrides.json`` (no "Jupyter news" prompt, no
+update check), and the file browser hides each chapter's jupytext source
+(``NN_topic.py``): the notebook beside it is what to open, and saving the notebook
+writes the source too (jupytext pairs them).
 
 Any argument this command does not know is passed on to ``jupyter lab``
 unchanged, for example ``--ServerApp.base_url=/course/`` or a notebook to open.
@@ -40,6 +47,10 @@ except ImportError:  # run as a plain script: python minikernel/course/lab.py
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
+LAB_SETTINGS = Path(__file__).resolve().parent / "lab_settings"  # overrides.json: JupyterLab's defaults for the course
+#: Not listed in the file browser: the chapters' jupytext sources (their notebooks
+#: are listed), besides jupyter_server's own defaults.
+HIDDEN = ["__pycache__", "*.pyc", "*.pyo", ".DS_Store", "*~", "[0-9][0-9]_*.py"]
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8888
 PORT_SEARCH = 100  # try 8888, 8889, ... up to this many ports
@@ -127,6 +138,14 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"port to listen on (default: {DEFAULT_PORT}, or the next free one)",
     )
     parser.add_argument(
+        "--dashboard-port",
+        type=int,
+        default=dashboard_server.DEFAULT_PORT,
+        metavar="N",
+        help=f"port of the visdom server for the live dashboards (default: {dashboard_server.DEFAULT_PORT}, "
+        "or the next free one)",
+    )
+    parser.add_argument(
         "--no-dashboard",
         action="store_true",
         help="do not start the visdom server for the live dashboards beside JupyterLab",
@@ -179,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     elif env.get(dashboard_server.URL_VARIABLE):
         say(f"dashboards: using {dashboard_server.URL_VARIABLE}={env[dashboard_server.URL_VARIABLE]}")
     else:
-        visdom_url, dashboard, message = dashboard_server.start_beside_lab(preexec_fn=_child_setup())
+        visdom_url, dashboard, message = dashboard_server.start_beside_lab(
+            args.dashboard_port, preexec_fn=_child_setup())
         say(f"dashboards: {message}")
         if visdom_url:
             env[dashboard_server.URL_VARIABLE] = visdom_url  # the kernels' Dashboard reads it
@@ -193,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
         f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0",  # fail rather than silently move to another port
         "--no-browser",
+        f"--LabApp.app_settings_dir={LAB_SETTINGS}",
+        "--ContentsManager.hide_globs=" + repr(HIDDEN),
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")

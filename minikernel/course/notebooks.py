@@ -3,7 +3,9 @@
 For each ``chapters/NN_topic.py`` (jupytext percent format, the source of truth):
 convert to a notebook, execute it top to bottom with every reference switched on
 (``MINIKERNEL_SOLUTIONS=all``) in a fresh kernel, then strip volatile metadata but
-keep outputs and execution counts — the stored outputs nbval compares against.
+keep outputs and execution counts — the stored outputs nbval compares against —
+and the widgets' state (nbclient saves it; JupyterLab draws saved widgets before
+the notebook runs).
 """
 from __future__ import annotations
 
@@ -46,8 +48,10 @@ def build(source: Path) -> Path:
         else:
             os.environ["MINIKERNEL_SOLUTIONS"] = env_before
     nbformat.write(notebook, target)
-    # keep outputs and execution counts (nbval compares them), drop the rest
-    subprocess.run([sys.executable, "-m", "nbstripout", "--keep-output", "--keep-count", str(target)], check=True)
+    # keep outputs and execution counts (nbval compares them) and the widgets' saved
+    # state (JupyterLab draws the widgets from it before the kernel runs); drop the rest
+    subprocess.run([sys.executable, "-m", "nbstripout", "--keep-output", "--keep-count",
+                    "--keep-metadata-keys", "metadata.widgets", str(target)], check=True)
     return target
 
 

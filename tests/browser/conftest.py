@@ -1,8 +1,9 @@
 """Fixtures for the browser tests: a real JupyterLab server and headless Chromium.
 
-``lab`` serves a temporary copy of ``chapters/`` (plus a one-cell scratch notebook
+``lab`` (and ``student_lab``, the same with no reference switched on) serves a
+temporary copy of ``chapters/`` (plus a one-cell scratch notebook
 with the stride explorer) from ``python -m jupyterlab`` on a free 127.0.0.1 port,
-with a random token, ``MINIKERNEL_SOLUTIONS=all`` and its own runtime, config,
+with a random token, its own ``MINIKERNEL_SOLUTIONS`` and its own runtime, config,
 settings and workspace directories, so nothing of the user's Jupyter set-up is
 read or written. It is stopped (SIGTERM, then SIGKILL) however the tests end.
 
@@ -102,7 +103,17 @@ def _stop(process: subprocess.Popen, lab: Lab | None) -> None:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory) -> Lab:
-    base = tmp_path_factory.mktemp("jupyterlab")
+    """JupyterLab with every exercise's reference (``MINIKERNEL_SOLUTIONS=all``)."""
+    yield from _serve_lab(tmp_path_factory.mktemp("jupyterlab"), "all")
+
+
+@pytest.fixture(scope="module")
+def student_lab(tmp_path_factory) -> Lab:
+    """JupyterLab as a new learner has it: no exercise written (``MINIKERNEL_SOLUTIONS`` empty)."""
+    yield from _serve_lab(tmp_path_factory.mktemp("jupyterlab-student"), "")
+
+
+def _serve_lab(base: Path, solutions: str):
     root = base / "chapters"
     shutil.copytree(REPO / "chapters", root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     scratch = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(EXPLORER_CELL)])
@@ -112,7 +123,7 @@ def lab(tmp_path_factory) -> Lab:
         path = base / "settings" / f"{name}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
-    env = dict(os.environ, MINIKERNEL_SOLUTIONS="all",
+    env = dict(os.environ, MINIKERNEL_SOLUTIONS=solutions,
                JUPYTER_RUNTIME_DIR=str(base / "runtime"), JUPYTER_CONFIG_DIR=str(base / "config"),
                JUPYTER_DATA_DIR=str(base / "data"), JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
                JUPYTERLAB_WORKSPACES_DIR=str(base / "workspaces"), IPYTHONDIR=str(base / "ipython"))

@@ -7,14 +7,25 @@ and grow in the page as the steps arrive (visdom pushes them over its
 websocket), each with plotly traces that hold the logged points and draw a
 line. A screenshot of the page goes to ``tests/browser/artifacts/``.
 
+Then chapter 04 itself runs (nbclient, references on) against a fresh server
+while the page its dashboard prints is open: the page keeps updating through both
+training runs, each run with its own lines, and the server logs no error
+(``dashboard-ch04.png``).
+
 Run with ``MINIKERNEL_SOLUTIONS=all python -m pytest tests/browser -m browser``.
 """
 from __future__ import annotations
 
 import math
+import os
+import re
+import threading
+import time
 
+import jupytext
 import pytest
 import torch
+from nbclient import NotebookClient
 
 from minikernel.course import dashboard_server
 from tests.test_dashboard import free_port, start_server
@@ -22,7 +33,7 @@ from widgets.dashboard import Dashboard
 
 from .conftest import ARTIFACTS, require_chromium
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 ENV = "ch04_browser"
 STEPS = 25
@@ -112,3 +123,75 @@ def test_training_run_appears_live_in_the_visdom_page(visdom, browser):
         raise
     finally:
         context.close()
+
+
+def test_chapter_04_streams_to_an_open_page_without_server_errors(tmp_path, browser):
+    """Chapter 04 runs (references on, nbclient) against a fresh visdom server while
+    the page at the URL the chapter prints is open: the page keeps updating through
+    both training runs (torch's, then minikernel's), each with its own named lines,
+    and the server logs no error."""
+    require_chromium(browser)
+    ARTIFACTS.mkdir(exist_ok=True)
+    port = free_port()
+    log = tmp_path / "visdom.log"
+    server = start_server(port, tmp_path / "envs", log)
+    notebook = jupytext.read(dashboard_server.ROOT / "chapters" / "04_hooks.py")
+    errors: list[BaseException] = []
+
+    def execute() -> None:
+        try:
+            NotebookClient(notebook, timeout=600, kernel_name="python3",
+                           resources={"metadata": {"path": str(dashboard_server.ROOT / "chapters")}}).execute()
+        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+            errors.append(exc)
+
+    env = {"MINIKERNEL_SOLUTIONS": "all", dashboard_server.URL_VARIABLE: f"http://127.0.0.1:{port}"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # the kernel inherits them
+    runner = threading.Thread(target=execute, daemon=True)
+    runner.start()
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    try:
+        def printed_url():
+            for cell in notebook.cells:
+                for out in cell.get("outputs", []):
+                    found = re.search(r"open (http://\S+/env/ch04)", out.get("text", ""))
+                    if found:
+                        return found[1]
+            return None
+
+        deadline = time.monotonic() + 400
+        while (url := printed_url()) is None:
+            assert runner.is_alive() and time.monotonic() < deadline, f"no visdom URL printed: {errors}"
+            time.sleep(0.5)
+        page.goto(url, timeout=60_000)
+        seen: list[int] = []  # points in the loss window, each time we look
+        while runner.is_alive() and time.monotonic() < deadline:
+            counts = {p["title"]: sum(n for _t, n in p["traces"]) for p in page.evaluate(PLOTS_JS)}
+            seen.append(counts.get("loss", 0))
+            page.wait_for_timeout(500)
+        runner.join(30)
+        assert not errors, f"chapter 04 failed: {errors[0]}"
+        page.wait_for_timeout(2000)
+        page.screenshot(path=ARTIFACTS / "dashboard-ch04.png", full_page=True)
+        plots = {p["title"]: p for p in page.evaluate(PLOTS_JS)}
+        assert plots["loss"]["traces"] == [["torch", 300], ["minikernel", 300]], plots["loss"]
+        assert len(set(seen)) >= 3, f"the page did not keep updating: {seen}"  # it grew while training ran
+        names = [name for name, _n in plots["activation mean per layer"]["traces"]]
+        assert "torch: 0 (Linear)" in names and "minikernel: 0 (Linear)" in names, names
+        assert all(n <= 300 for _name, n in plots["activation mean per layer"]["traces"])  # no run shares a line
+        problems = [line for line in log.read_text(errors="replace").splitlines()
+                    if "ERROR" in line or "Traceback" in line]
+        assert not problems, "\n".join(problems)
+    except Exception:
+        page.screenshot(path=ARTIFACTS / "dashboard-ch04-failure.png", full_page=True)
+        raise
+    finally:
+        context.close()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        dashboard_server.stop_server(server)
