@@ -29,7 +29,8 @@ STUDENT_SAME := \
 	tests/test_exercise_mechanism.py::test_unknown_exercise_in_env_is_a_clear_error \
 	tests/test_exercise_mechanism.py::test_one_reference_switched_on_alone \
 	tests/test_exercise_mechanism.py::test_chapter_glob_switches_on_the_chapter \
-	tests/ch07/test_demo_bench.py::test_demo_without_torchrun_says_how_to_start_it
+	tests/ch07/test_demo_bench.py::test_demo_without_torchrun_says_how_to_start_it \
+	tests/test_notebooks_student.py
 
 .DEFAULT_GOAL := lab
 # The test layers run in order even under `make -j`.
