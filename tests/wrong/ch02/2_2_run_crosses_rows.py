@@ -17,7 +17,7 @@ def cpu_map(op: int, out: Storage, out_shape: Shape, out_strides: Strides, out_o
     n = 1
     for size in out_shape:
         n *= size
-    row, out_step, a_step = out_shape[nd - 1], out_strides[nd - 1], a_strides[nd - 1]
+    _row, out_step, a_step = out_shape[nd - 1], out_strides[nd - 1], a_strides[nd - 1]
     for task in prange((n + CPU_CHUNK - 1) // CPU_CHUNK):
         index = np.empty(nd, np.int64)
         i = task * CPU_CHUNK
