@@ -15,6 +15,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -30,11 +31,13 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKERS = int(os.environ.get("MINIKERNEL_CORPUS_WORKERS", "2"))
 PER_TEST_TIMEOUT_S = 20  # the grader's own limit per test: an endless loop grades FAIL
 CASE_LIMIT_S = 600  # past this the grader itself hung: a miss
+CRASH_RE = re.compile(r"pytest exited with -\d+")  # killed by a signal
 
 
 def grade(case: Case) -> tuple[Case, str, str, float]:
     """(case, verdict, detail, seconds): the verdict is the exercise's status, or HANG/ERROR."""
-    env = dict(os.environ, MINIKERNEL_SOLUTIONS="all", MINIKERNEL_OVERRIDE=str(case.path), PYTHONPATH=str(ROOT))
+    env = dict(os.environ, MINIKERNEL_SOLUTIONS="all", MINIKERNEL_OVERRIDE=str(case.path), PYTHONPATH=str(ROOT),
+               PYTEST_ADDOPTS=f"{os.environ.get('PYTEST_ADDOPTS', '')} -x -p tests.wrong.fastfail".strip())
     env.pop("MINIKERNEL_CORPUS", None)
     cmd = [sys.executable, "-m", "minikernel", "grade", case.exercise, "--json", f"--timeout={PER_TEST_TIMEOUT_S}"]
     start = time.monotonic()
@@ -49,10 +52,12 @@ def grade(case: Case) -> tuple[Case, str, str, float]:
     except json.JSONDecodeError:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-6:])
         return case, "ERROR", f"no JSON from the grader (exit {proc.returncode}):\n{tail}", seconds
-    if report.get("error"):
+    error = report.get("error", "")
+    if error and not CRASH_RE.search(error):
         # The tests did not run as written (the case does not import, a collection error):
-        # a FAIL then says nothing about the case.
-        return case, "ERROR", report["error"], seconds
+        # a FAIL then says nothing about the case. A crash (a signal: an out-of-bounds
+        # write in compiled code) is the case's doing, and grades FAIL.
+        return case, "ERROR", error, seconds
     row = next(r for r in report["exercises"] if r["id"] == case.exercise)
     return case, row["status"], row["detail"], seconds
 

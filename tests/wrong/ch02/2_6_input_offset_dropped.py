@@ -1,4 +1,4 @@
-"""The bounds guard lets thread n through (i <= n)."""
+"""The input's storage offset is dropped (a sliced view reads from the wrong place)."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +18,8 @@ def gpu_map(op: int, out: Storage, out_shape: Shape, out_strides: Strides, out_o
     n = 1
     for d in range(nd):
         n *= out_shape[d]
-    if i <= n:
+    if i < n:
         index = cuda.local.array(MAX_DIMS, np.int64)[:nd]
         mk.to_index_into(i, out_shape, index)
-        value = a[mk.index_to_position(index, a_strides, a_offset)]
+        value = a[mk.index_to_position(index, a_strides, 0)]
         out[mk.index_to_position(index, out_strides, out_offset)] = mk.apply_unary(op, value)

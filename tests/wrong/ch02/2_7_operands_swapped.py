@@ -1,4 +1,4 @@
-"""The bounds guard lets thread n through (i <= n)."""
+"""apply_binary gets (b, a) instead of (a, b): wrong for sub and div."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,9 +19,9 @@ def gpu_zip(op: int, out: Storage, out_shape: Shape, out_strides: Strides, out_o
     n = 1
     for d in range(nd):
         n *= out_shape[d]
-    if i <= n:
+    if i < n:
         index = cuda.local.array(MAX_DIMS, np.int64)[:nd]
         mk.to_index_into(i, out_shape, index)
         x = a[mk.index_to_position(index, a_strides, a_offset)]
         y = b[mk.index_to_position(index, b_strides, b_offset)]
-        out[mk.index_to_position(index, out_strides, out_offset)] = mk.apply_binary(op, x, y)
+        out[mk.index_to_position(index, out_strides, out_offset)] = mk.apply_binary(op, y, x)
