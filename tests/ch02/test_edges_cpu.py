@@ -104,3 +104,33 @@ def test_matmul_of_transposed_operands_past_three_k_blocks():
     k = 3 * CPU_TILE_K + 1
     x, y = _transposed(5, k, seed=10), _transposed(k, 7, seed=11)
     assert_values((Tensor.from_torch(x) @ Tensor.from_torch(y)).to_torch(), x @ y)
+
+
+@pytest.mark.exercise("2.2")
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1, 1), (0,), (2, 0, 3)], ids=str)
+def test_unary_op_on_0d_size_one_and_empty(shape):
+    t = _random(shape, torch.float64, 12)
+    assert_values(Tensor.from_torch(t).neg().to_torch(), t.neg())
+
+
+@pytest.mark.exercise("2.3")
+@pytest.mark.parametrize("a_shape, b_shape", [((), ()), ((), (3,)), ((1, 3), (2, 1)), ((0, 3), (3,)), ((2, 0), (1,))],
+                         ids=str)
+def test_binary_op_on_0d_size_one_and_empty(a_shape, b_shape):
+    a, b = _random(a_shape, torch.float64, 13), _random(b_shape, torch.float64, 14)
+    assert_values((Tensor.from_torch(a) - Tensor.from_torch(b)).to_torch(), a - b)
+
+
+@pytest.mark.exercise("2.4")
+@pytest.mark.parametrize("shape, dim", [((), 0), ((1,), 0), ((0, 3), 0), ((3, 0), 0), ((1, 4), 1)], ids=str)
+def test_sum_of_0d_size_one_and_empty(shape, dim):
+    t = _random(shape, torch.float64, 15)
+    assert_values(Tensor.from_torch(t).sum(dim, True).to_torch(), t.sum(dim, True))
+
+
+@pytest.mark.exercise("2.5")
+@pytest.mark.parametrize("a_shape, b_shape", [((1, 1), (1, 1)), ((2, 0), (0, 3)), ((0, 2), (2, 3)), ((3, 1, 2), (2, 0))],
+                         ids=str)
+def test_matmul_of_size_one_and_empty(a_shape, b_shape):
+    a, b = _random(a_shape, torch.float64, 16), _random(b_shape, torch.float64, 17)
+    assert_values((Tensor.from_torch(a) @ Tensor.from_torch(b)).to_torch(), a @ b)
