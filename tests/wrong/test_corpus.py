@@ -8,7 +8,9 @@ still running after ``CASE_LIMIT_S`` (a hang) are misses. Cases are graded two a
 time; the catch rate and every miss are printed at the end of the run.
 
 Collected only with ``MINIKERNEL_CORPUS=1`` (see conftest.py). ``MINIKERNEL_CORPUS_SELECT``
-(a glob on ``chNN/<file stem>``, e.g. ``ch02/2_5_*``) grades just some cases.
+(a glob on ``chNN/<file stem>``, e.g. ``ch02/2_5_*``) grades just some cases;
+``MINIKERNEL_CORPUS_SHARD=k/n`` grades the k-th of n interleaved shares (1 <= k <= n),
+so n machines or jobs can split the corpus.
 """
 from __future__ import annotations
 
@@ -66,7 +68,11 @@ def grade(case: Case) -> tuple[Case, str, str, float]:
 def test_every_wrong_solution_grades_fail():
     pattern = os.environ.get("MINIKERNEL_CORPUS_SELECT", "*")
     cases = [c for c in all_cases() if fnmatch.fnmatchcase(c.name, pattern)]
-    assert cases, f"MINIKERNEL_CORPUS_SELECT={pattern!r} selects no case"
+    shard = os.environ.get("MINIKERNEL_CORPUS_SHARD", "1/1")
+    k, n = (int(v) for v in shard.split("/"))
+    assert 1 <= k <= n, f"MINIKERNEL_CORPUS_SHARD={shard!r}: give k/n with 1 <= k <= n"
+    cases = cases[k - 1::n]
+    assert cases, f"MINIKERNEL_CORPUS_SELECT={pattern!r} (shard {shard}) selects no case"
     start = time.monotonic()
     with ThreadPoolExecutor(WORKERS) as pool:
         results = list(pool.map(grade, cases))
