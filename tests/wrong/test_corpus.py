@@ -64,6 +64,14 @@ def grade(case: Case) -> tuple[Case, str, str, float]:
     return case, row["status"], row["detail"], seconds
 
 
+def _graded(case: Case) -> tuple[Case, str, str, float]:
+    """grade(case), with a progress line on the terminal (past pytest's capture)."""
+    result = grade(case)
+    verdict = "caught" if result[1] == "FAIL" else f"MISS ({result[1]})"
+    print(f"  {case.name}: {verdict} {result[3]:.0f} s", file=sys.__stderr__, flush=True)
+    return result
+
+
 @pytest.mark.timeout(0)  # many cases: the limit is per case (CASE_LIMIT_S), not on the whole run
 def test_every_wrong_solution_grades_fail():
     pattern = os.environ.get("MINIKERNEL_CORPUS_SELECT", "*")
@@ -75,7 +83,7 @@ def test_every_wrong_solution_grades_fail():
     assert cases, f"MINIKERNEL_CORPUS_SELECT={pattern!r} (shard {shard}) selects no case"
     start = time.monotonic()
     with ThreadPoolExecutor(WORKERS) as pool:
-        results = list(pool.map(grade, cases))
+        results = list(pool.map(_graded, cases))
     wall = time.monotonic() - start
     misses = [(c, v, d) for c, v, d, _ in results if v != "FAIL"]
     caught = len(results) - len(misses)
