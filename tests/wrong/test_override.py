@@ -46,3 +46,16 @@ def test_wrong_signature_and_missing_declaration_are_refused(tmp_path):
     assert proc.returncode != 0 and "does not match the stub's signature" in proc.stderr
     proc = _run(tmp_path, 'def index_to_position(index, strides, offset=0):\n    return 0\n')
     assert proc.returncode != 0 and 'EXERCISE = "2.5"' in proc.stderr
+
+
+def test_several_files_separated_by_semicolons(tmp_path):
+    (tmp_path / "a.py").write_text('EXERCISE = "1.2"\n\n\ndef index_to_position(index, strides, offset=0):\n'
+                                   '    return -1\n')
+    (tmp_path / "b.py").write_text('EXERCISE = "1.3"\n\n\ndef to_index(ordinal, shape):\n    return (7,)\n')
+    env = dict(os.environ, MINIKERNEL_SOLUTIONS="all", PYTHONPATH=str(ROOT),
+               MINIKERNEL_OVERRIDE=f"{tmp_path / 'a.py'};{tmp_path / 'b.py'}")
+    code = "import minikernel.strides as s; print(s.index_to_position((1,), (1,)), s.to_index(0, (2,)))"
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["-1", "(7,)"]
