@@ -30,7 +30,8 @@ def contiguous_strides(shape: Sequence[int]) -> Strides:
 
     The last dimension has stride 1; each earlier one steps over a whole row of
     the later ones: ``strides[i] = strides[i+1] * max(shape[i+1], 1)``.
-    (A size-0 dimension counts as 1 here, as in PyTorch.)
+    (A size-0 dimension counts as 1 here, as in PyTorch; a 0-d shape ``()`` has
+    strides ``()``.) Returns a tuple.
 
     Matches: ``torch.empty(shape).stride()``, e.g. (2, 3, 4) -> (12, 4, 1).
     """
@@ -70,8 +71,9 @@ def broadcast_shape(a: Sequence[int], b: Sequence[int]) -> Shape:
 
     Align the shapes at their last dimension (pad the shorter one with 1s on the
     left); per dimension the sizes must be equal or one of them 1, and the result
-    takes the other. Otherwise raise ``RuntimeError`` naming the dimension and both
-    sizes.
+    takes the other. Otherwise raise ``RuntimeError`` whose message names both whole
+    shapes as tuples (``str(tuple(a))``, e.g. ``(2, 3)``: the test looks for them),
+    the dimension and its two sizes. Size 0 against 1 broadcasts to 0.
 
     Matches: ``torch.broadcast_shapes(a, b)`` (and its RuntimeError).
     """
@@ -120,6 +122,12 @@ def view_strides(shape: Sequence[int], strides: Sequence[int], new_shape: Sequen
     dimensions that cover exactly that chunk get strides ``chunk_base_stride *``
     (product of the new sizes to their right within the chunk). If a new
     dimension would span two chunks, return None.
+
+    Size-1 dimensions: an input dimension of size 1 never ends a chunk, whatever
+    its stride (torch ignores that stride); a new dimension of size 1 gets the
+    stride the rule above gives it (``chunk_base_stride`` times the product of the
+    new sizes to its right within the chunk). A 0-d input (``shape == ()``, one
+    element) views to any shape of one element with every stride 1.
 
     Tensors with zero elements: the same strides if ``new_shape == shape``,
     otherwise contiguous strides (size-0 counted as 1).
@@ -184,6 +192,7 @@ def contiguous(storage: Storage, shape: Sequence[int], strides: Sequence[int], o
 
     For each ordinal ``i`` in ``range(prod(shape))``:
     ``out[i] = storage[index_to_position(to_index(i, shape), strides, offset)]``.
+    The result is 1-D, of length ``prod(shape)`` and of ``storage``'s dtype.
 
     Matches: ``torch.as_strided(t, shape, strides, offset).contiguous().flatten()``.
     """

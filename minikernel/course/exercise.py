@@ -20,18 +20,31 @@ unset or empty          the learner's code everywhere (student mode)
 ======================  ==================================================
 
 Changing it needs a fresh interpreter (in Jupyter: restart the kernel).
+
+Grading someone else's body (the wrong-solution corpus in ``tests/wrong/`` does this):
+``MINIKERNEL_OVERRIDE`` names Python files, separated by ``;``, each declaring
+``EXERCISE = "2.5"`` and defining functions with the names and signatures of that
+exercise's stubs. ``@exercise`` returns those functions (plain function objects, so
+numba compiles them) instead of the stub or the reference; the exercise's functions a
+file does not define follow ``MINIKERNEL_SOLUTIONS`` as usual.
 """
 from __future__ import annotations
 
+import ast
 import fnmatch
 import importlib
+import importlib.util
 import inspect
 import os
 import re
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from pathlib import Path
+from types import ModuleType
 
 ENV_VAR = "MINIKERNEL_SOLUTIONS"
+OVERRIDE_VAR = "MINIKERNEL_OVERRIDE"
 _ID_RE = re.compile(r"^[1-9][0-9]*\.[1-9][0-9]*$")
 _TOKEN_RE = re.compile(r"^[1-9][0-9]*\.([1-9][0-9]*|\*)$")
 #: How a stub's NotImplementedError names its exercise: "exercise 1.2 (...) ...".
@@ -54,6 +67,11 @@ class Exercise:
     @property
     def uses_reference(self) -> bool:
         return any(self.active[n] is not self.stubs[n] for n in self.stubs)
+
+    @property
+    def overridden(self) -> bool:
+        """Whether a ``MINIKERNEL_OVERRIDE`` file replaces (some of) this exercise's bodies."""
+        return self.id in _OVERRIDES
 
 
 _REGISTRY: dict[str, Exercise] = {}
@@ -81,6 +99,77 @@ def _token_matches(token: str, exercise_id: str) -> bool:
 
 
 _SELECTION = parse_selection(os.environ.get(ENV_VAR))
+
+
+def parse_overrides(spec: str | None) -> dict[str, Path]:
+    """Read ``MINIKERNEL_OVERRIDE``: ``{exercise ID: file}``, one file per exercise.
+
+    Only each file's ``EXERCISE = "N.M"`` line is read here (without running the file):
+    the file itself is imported when its exercise's stub is decorated, so it may import
+    minikernel's modules like a reference does.
+    """
+    found: dict[str, Path] = {}
+    for part in (spec or "").split(";"):
+        if not part.strip():
+            continue
+        path = Path(part.strip()).resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"{OVERRIDE_VAR}: {part.strip()!r} is not a file. Give paths of "
+                                    "Python files, separated by ';'.")
+        exercise_id = _declared_exercise(path)
+        if exercise_id in found:
+            raise ValueError(f"{OVERRIDE_VAR}: {found[exercise_id]} and {path} both override exercise "
+                             f"{exercise_id}; give one file per exercise.")
+        found[exercise_id] = path
+    return found
+
+
+def _declared_exercise(path: Path) -> str:
+    """The string assigned to ``EXERCISE`` at the top level of ``path``."""
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["EXERCISE"]
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            if not _ID_RE.match(node.value.value):
+                raise ValueError(f"{path}: EXERCISE = {node.value.value!r} is not an exercise ID like '2.5'")
+            return node.value.value
+    raise ValueError(f"{path}: declare which exercise the file replaces, e.g. EXERCISE = \"2.5\", "
+                     "at the top level.")
+
+
+_OVERRIDES = parse_overrides(os.environ.get(OVERRIDE_VAR))
+_OVERRIDE_MODULES: dict[str, ModuleType] = {}
+
+
+def _override_module(exercise_id: str) -> ModuleType:
+    """Import the override file of ``exercise_id`` once, as module ``minikernel_override_N_M``."""
+    if exercise_id not in _OVERRIDE_MODULES:
+        path = _OVERRIDES[exercise_id]
+        name = "minikernel_override_" + exercise_id.replace(".", "_")
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        # Registered before it runs: numba looks kernels' globals up through sys.modules.
+        sys.modules[name] = module
+        _OVERRIDE_MODULES[exercise_id] = module
+        spec.loader.exec_module(module)
+    return _OVERRIDE_MODULES[exercise_id]
+
+
+def override_of(exercise_id: str, stub: Callable) -> Callable | None:
+    """The function that ``MINIKERNEL_OVERRIDE`` puts in place of ``stub``, else None."""
+    if exercise_id not in _OVERRIDES:
+        return None
+    replacement = getattr(_override_module(exercise_id), stub.__name__, None)
+    if replacement is None:
+        return None
+    if _parameters(replacement) != _parameters(stub):
+        raise TypeError(f"{_OVERRIDES[exercise_id]}: {stub.__name__}{inspect.signature(replacement)} does not "
+                        f"match the stub's signature {inspect.signature(stub)} (exercise {exercise_id})")
+    return replacement
+
+
+def _parameters(function: Callable) -> list[tuple]:
+    """Names, kinds and defaults of the parameters (type hints may differ)."""
+    return [(p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()]
 
 
 def uses_reference(exercise_id: str, selection: list[str] | None = None) -> bool:
@@ -112,7 +201,9 @@ def exercise(exercise_id: str) -> Callable[[Callable], Callable]:
         if stub.__name__ in entry.stubs:
             raise ValueError(f"{stub.__name__} is registered twice for exercise {exercise_id}")
         entry.stubs[stub.__name__] = stub
-        chosen = reference_of(exercise_id, stub) if uses_reference(exercise_id) else stub
+        chosen = override_of(exercise_id, stub)
+        if chosen is None:
+            chosen = reference_of(exercise_id, stub) if uses_reference(exercise_id) else stub
         entry.active[stub.__name__] = chosen
         return chosen
 
@@ -192,7 +283,8 @@ def select(patterns: list[str] | None) -> list[str]:
 
 
 def check_selection() -> None:
-    """Fail clearly when ``MINIKERNEL_SOLUTIONS`` names an exercise that does not exist.
+    """Fail clearly when ``MINIKERNEL_SOLUTIONS`` names an exercise that does not exist,
+    or a ``MINIKERNEL_OVERRIDE`` file names an unknown exercise or none of its functions.
 
     Called once all minikernel modules are imported (the registry is complete then).
     """
@@ -202,6 +294,14 @@ def check_selection() -> None:
             raise ValueError(
                 f"{ENV_VAR}={os.environ.get(ENV_VAR)!r}: {token!r} matches no exercise. "
                 f"Known exercises: {', '.join(known)}.")
+    for exercise_id, path in _OVERRIDES.items():
+        if exercise_id not in known:
+            raise ValueError(f"{OVERRIDE_VAR}: {path} declares EXERCISE = {exercise_id!r}, which is no "
+                             f"exercise. Known exercises: {', '.join(known)}.")
+        names = list(known[exercise_id].stubs)
+        if not any(hasattr(_override_module(exercise_id), n) for n in names):
+            raise ValueError(f"{OVERRIDE_VAR}: {path} defines none of exercise {exercise_id}'s functions; "
+                             f"define {' or '.join(n + '()' for n in names)} with the stub's signature.")
 
 
 def stub_exercise_id(exc: BaseException) -> str | None:

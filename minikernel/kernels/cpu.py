@@ -63,7 +63,10 @@ def cpu_map(op: int, out: Storage, out_shape: Shape, out_strides: Strides, out_o
     ``index_to_position(index, a_strides, a_offset)``.
 
     Split the ``n = prod(out_shape)`` elements into tasks of ``CPU_CHUNK``
-    consecutive ordinals and ``prange`` over the tasks. In each task allocate one
+    consecutive ordinals and ``prange`` over the tasks: task ``t`` covers ordinals
+    ``t * CPU_CHUNK`` up to ``min(n, (t + 1) * CPU_CHUNK)``, so there are
+    ``ceil(n / CPU_CHUNK)`` tasks and the last may be partial (the tests use tensors
+    of more than three chunks). In each task allocate one
     index buffer (``np.empty(len(out_shape), np.int64)``), then walk the task in
     *row segments*: for the segment starting at ordinal ``i``, fill the buffer with
     ``to_index_into(i, out_shape, index)``, compute both start positions, and step
@@ -132,7 +135,9 @@ def cpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset:
     ``CPU_TILE_K``: copy the block of ``a`` (rows of the tile) and of ``b`` (columns
     of the tile, stored transposed so each column is contiguous) into small local
     arrays, then accumulate dot products from them into a local ``acc`` tile. Write
-    ``acc`` to ``out`` at the end. The copies stay in cache while they are reused
+    ``acc`` to ``out`` at the end: it sums over *all* the blocks of ``inner`` (the
+    tests use ``inner`` above three blocks, and ``n``, ``m`` above three tiles and
+    not multiples of them). The copies stay in cache while they are reused
     ``CPU_TILE_N`` (or ``CPU_TILE_M``) times — the CPU's version of GPU shared memory.
     (The reference also computes 2 x 2 outputs per inner loop, so each loaded value
     serves two products.)

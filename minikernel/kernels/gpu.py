@@ -57,6 +57,9 @@ def gpu_map(op: int, out: Storage, out_shape: Shape, out_strides: Strides, out_o
     into one position per storage with ``index_to_position``. ``a`` is already
     broadcast to ``out_shape`` (stride 0 where it repeats).
 
+    Use ``blockDim.x``, not ``THREADS``: the kernel must work for any block size
+    (the tests launch it with 8 and 32 threads per block too).
+
     Consecutive threads get consecutive ordinals, and the host orders dimensions so
     consecutive ordinals are (where possible) adjacent in memory: a warp's 32 reads
     then fall into a few memory transactions (*coalesced*).
@@ -73,7 +76,8 @@ def gpu_zip(op: int, out: Storage, out_shape: Shape, out_strides: Strides, out_o
             b: Storage, b_strides: Strides, b_offset: int) -> None:
     """One thread per output element: ``out[i] = apply_binary(op, a[i], b[i])``.
 
-    Exercise 2.6 with two inputs, both already broadcast to ``out_shape``.
+    Exercise 2.6 with two inputs, both already broadcast to ``out_shape``; like it,
+    correct for any block size (``blockDim.x``).
 
     Matches: ``torch.add/sub/mul/div(x, y)`` with broadcasting on ``"cuda"`` tensors.
     """
@@ -100,6 +104,13 @@ def gpu_reduce(op: int, identity: Scalar, out: Storage, out_shape: Shape, out_st
        synchronize after each step;
     4. thread 0 writes ``partial[0]`` to ``out``.
 
+    Every thread reaches every ``cuda.syncthreads()`` (the same number of calls in
+    each thread of a block). Traffic budget, measured on the simulator: each input
+    element is read from global memory once, no thread reads more than
+    ``ceil(a_shape[dim] / REDUCE_THREADS)`` of them, no thread reads more than
+    ``2 * log2(REDUCE_THREADS) + 1`` shared values (two per halving step, one for the
+    result), and each output is written once.
+
     Matches: ``torch.sum(x, dim, keepdim=True)`` and ``torch.amax(x, dim, keepdim=True)``.
     """
     # TODO(2.8): ≈18 lines
@@ -124,6 +135,12 @@ def gpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset:
     next step overwrites the tiles. Each global element is read ``TILE`` times fewer
     than by a thread that reads a whole row and column itself. Threads outside the
     output still load and synchronize; only the final write is guarded.
+
+    Traffic budget, measured on the simulator: about ``2 * inner / TILE`` global reads
+    per output element (a block reads its ``TILE`` rows of ``a`` and ``TILE`` columns
+    of ``b`` once per step, so ``a`` is read ``ceil(m / TILE)`` times in all and ``b``
+    ``ceil(n / TILE)`` times) and one write; every thread of a block calls
+    ``cuda.syncthreads()`` equally often.
 
     Matches: ``torch.matmul(x, y)`` for ``x.dim() >= 2`` and ``y.dim() >= 2`` on
     ``"cuda"`` tensors.

@@ -74,6 +74,11 @@ def layer_norm_forward_gpu(x: Array, weight: Array, bias: Array, eps: float,
     ``rstd[r]``. Allocate ``partial = cuda.shared.array(NORM_THREADS, np.float64)``
     once, at the top; accumulate in float64 (start at ``0.0``).
 
+    Work budget, measured on the simulator: no thread reads more than
+    ``3 * ceil(n / NORM_THREADS)`` elements of ``x`` (its share of three passes), and
+    every thread of a block calls ``cuda.syncthreads()`` (through ``block_sum``)
+    equally often.
+
     Matches: ``torch.native_layer_norm(x, (n,), weight, bias, eps)`` on a ``"cuda"`` tensor.
     """
     # TODO(5.6): ≈16 lines
@@ -87,6 +92,9 @@ def layer_norm_backward_gpu(dy: Array, x: Array, mean: Array, rstd: Array, weigh
     Exercise 5.5's ``dx`` part, split like 5.6: each thread accumulates ``g`` and
     ``g · x̂`` over its columns, two ``block_sum`` calls give the row's ``Σg`` and
     ``Σ(g·x̂)`` to every thread, and each thread writes its columns of ``dx``.
+    Work budget, measured on the simulator: no thread reads more than
+    ``2 * ceil(n / NORM_THREADS)`` elements of ``dy``, and every thread of a block
+    calls ``cuda.syncthreads()`` equally often.
 
     Matches: the first output of ``torch.ops.aten.native_layer_norm_backward`` on ``"cuda"`` tensors.
     """

@@ -1,0 +1,14 @@
+"""Off by one: the loop stops before dimension 0, leaving the buffer's stale value."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from minikernel.kernels.index import IndexBuffer
+
+EXERCISE = "2.1"
+
+
+def to_index_into(ordinal: int, shape: Sequence[int], out_index: IndexBuffer) -> None:
+    for d in range(len(shape) - 1, 0, -1):
+        out_index[d] = ordinal % shape[d]
+        ordinal //= shape[d]

@@ -1,0 +1,13 @@
+"""The ordinal is never divided by the size: every digit is ordinal % size."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from minikernel.kernels.index import IndexBuffer
+
+EXERCISE = "2.1"
+
+
+def to_index_into(ordinal: int, shape: Sequence[int], out_index: IndexBuffer) -> None:
+    for d in range(len(shape) - 1, -1, -1):
+        out_index[d] = ordinal % shape[d]

@@ -1,0 +1,21 @@
+"""Size-1 dimensions are summed without keepdim, so they disappear."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import minikernel.functions as F
+from minikernel.tensor import Tensor
+
+EXERCISE = "3.2"
+
+Shape = tuple[int, ...]
+Grad = Tensor | None
+
+
+def sum_to_shape(grad: Tensor, shape: Sequence[int]) -> Tensor:
+    shape = tuple(shape)
+    lead = grad.ndim - len(shape)
+    if lead:
+        grad = F.sum(grad, tuple(range(lead)))
+    dims = tuple(d for d, n in enumerate(shape) if n == 1 and grad.shape[d] != 1)
+    return F.sum(grad, dims) if dims else grad

@@ -1,0 +1,17 @@
+"""div_backward divides by b instead of b squared for the gradient of b."""
+from __future__ import annotations
+
+import minikernel.derivatives as D
+import minikernel.functions as F
+from minikernel.tensor import Tensor
+
+EXERCISE = "3.4"
+
+Shape = tuple[int, ...]
+Grad = Tensor | None
+
+
+def div_backward(grad: Tensor, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    grad_a = F.div(grad, b)
+    grad_b = F.neg(F.div(F.mul(grad, a), b))
+    return D.sum_to_shape(grad_a, a.shape), D.sum_to_shape(grad_b, b.shape)

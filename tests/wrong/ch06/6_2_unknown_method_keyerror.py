@@ -1,0 +1,19 @@
+"""An unknown method name fails with a bare KeyError instead of a ValueError that names it."""
+from __future__ import annotations
+
+from minikernel.amp.scaling import OptState
+
+EXERCISE = "6.2"
+
+_ERRORS = {
+    ("unscale_", OptState.UNSCALED): "unscale_() has already been called on this optimizer since the last update().",
+    ("unscale_", OptState.STEPPED): "unscale_() is being called after step().",
+    ("step", OptState.STEPPED): "step() has already been called since the last update().",
+}
+_NEXT = {"unscale_": OptState.UNSCALED, "step": OptState.STEPPED, "update": OptState.READY}
+
+
+def transition(stage: OptState, method: str) -> OptState:
+    if (method, stage) in _ERRORS:
+        raise RuntimeError(_ERRORS[method, stage])
+    return _NEXT[method]

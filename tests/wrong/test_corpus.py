@@ -1,0 +1,100 @@
+"""Grade every wrong solution of the corpus: each must grade FAIL.
+
+For each case, ``python -m minikernel grade <ID> --json`` runs with the references on
+(``MINIKERNEL_SOLUTIONS=all``) and the case's body in place of the exercise's
+(``MINIKERNEL_OVERRIDE=<case file>``). A case is caught when its exercise grades FAIL;
+PASS (a false pass), TODO/BLOCKED, a grader that could not run the tests, or a grader
+still running after ``CASE_LIMIT_S`` (a hang) are misses. Cases are graded two at a
+time; the catch rate and every miss are printed at the end of the run.
+
+Collected only with ``MINIKERNEL_CORPUS=1`` (see conftest.py). ``MINIKERNEL_CORPUS_SELECT``
+(a glob on ``chNN/<file stem>``, e.g. ``ch02/2_5_*``) grades just some cases;
+``MINIKERNEL_CORPUS_SHARD=k/n`` grades the k-th of n interleaved shares (1 <= k <= n),
+so n machines or jobs can split the corpus.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from . import conftest
+from .cases import Case, all_cases
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKERS = int(os.environ.get("MINIKERNEL_CORPUS_WORKERS", "2"))
+PER_TEST_TIMEOUT_S = 60  # the grader's own limit per test: an endless loop grades FAIL (generous: a slow
+# machine must not fail a correct test, which would count a case as caught for the wrong reason)
+CASE_LIMIT_S = 600  # past this the grader itself hung: a miss
+CRASH_RE = re.compile(r"pytest exited with -\d+")  # killed by a signal
+
+
+def grade(case: Case) -> tuple[Case, str, str, float]:
+    """(case, verdict, detail, seconds): the verdict is the exercise's status, or HANG/ERROR."""
+    env = dict(os.environ, MINIKERNEL_SOLUTIONS="all", MINIKERNEL_OVERRIDE=str(case.path), PYTHONPATH=str(ROOT),
+               PYTEST_ADDOPTS=f"{os.environ.get('PYTEST_ADDOPTS', '')} -x -p tests.wrong.fastfail".strip())
+    env.pop("MINIKERNEL_CORPUS", None)
+    cmd = [sys.executable, "-m", "minikernel", "grade", case.exercise, "--json", f"--timeout={PER_TEST_TIMEOUT_S}"]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=CASE_LIMIT_S,
+                              start_new_session=True)
+    except subprocess.TimeoutExpired:
+        return case, "HANG", f"the grader was still running after {CASE_LIMIT_S} s", time.monotonic() - start
+    seconds = time.monotonic() - start
+    try:
+        report = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-6:])
+        return case, "ERROR", f"no JSON from the grader (exit {proc.returncode}):\n{tail}", seconds
+    error = report.get("error", "")
+    if error and not CRASH_RE.search(error):
+        # The tests did not run as written (the case does not import, a collection error):
+        # a FAIL then says nothing about the case. A crash (a signal: an out-of-bounds
+        # write in compiled code) is the case's doing, and grades FAIL.
+        return case, "ERROR", error, seconds
+    row = next(r for r in report["exercises"] if r["id"] == case.exercise)
+    return case, row["status"], row["detail"], seconds
+
+
+def _graded(case: Case) -> tuple[Case, str, str, float]:
+    """grade(case), with a progress line (the test turns pytest's capture off)."""
+    result = grade(case)
+    verdict = "caught" if result[1] == "FAIL" else f"MISS ({result[1]})"
+    print(f"  {case.name}: {verdict} {result[3]:.0f} s", file=sys.stderr, flush=True)
+    return result
+
+
+@pytest.mark.timeout(0)  # many cases: the limit is per case (CASE_LIMIT_S), not on the whole run
+def test_every_wrong_solution_grades_fail(capsys):
+    pattern = os.environ.get("MINIKERNEL_CORPUS_SELECT", "*")
+    cases = [c for c in all_cases() if fnmatch.fnmatchcase(c.name, pattern)]
+    shard = os.environ.get("MINIKERNEL_CORPUS_SHARD", "1/1")
+    k, n = (int(v) for v in shard.split("/"))
+    assert 1 <= k <= n, f"MINIKERNEL_CORPUS_SHARD={shard!r}: give k/n with 1 <= k <= n"
+    cases = cases[k - 1::n]
+    assert cases, f"MINIKERNEL_CORPUS_SELECT={pattern!r} (shard {shard}) selects no case"
+    start = time.monotonic()
+    with capsys.disabled(), ThreadPoolExecutor(WORKERS) as pool:
+        print(f"\ngrading {len(cases)} wrong solutions, {WORKERS} at a time", file=sys.stderr, flush=True)
+        results = list(pool.map(_graded, cases))
+    wall = time.monotonic() - start
+    misses = [(c, v, d) for c, v, d, _ in results if v != "FAIL"]
+    caught = len(results) - len(misses)
+    rate = 100.0 * caught / len(results) if results else 0.0
+    slowest = sorted(results, key=lambda r: -r[3])[:3]
+    conftest.SUMMARY[:] = [
+        (f"catch rate: {caught}/{len(results)} wrong solutions graded FAIL ({rate:.1f}%), "
+         f"{len({c.exercise for c in cases})} exercises, {wall:.0f} s with {WORKERS} workers"),
+        "slowest: " + ", ".join(f"{c.name} {s:.0f} s" for c, _, _, s in slowest),
+    ] + [f"MISS {c.name} ({c.exercise}: {c.mistake}): {v} {d.splitlines()[0] if d else ''}"
+         for c, v, d in misses]
+    assert not misses, "\n".join(conftest.SUMMARY)
