@@ -10,7 +10,8 @@ BUDGET_student := 50
 BUDGET_notebooks := 70
 BUDGET_browser := 40
 BUDGET_smoke := 60
-# (480 s in all: 50 s are left for the wrong-solution corpus layer.)
+BUDGET_corpus := 50
+# (480 s in all.)
 # $(call timed,LAYER,COMMAND): run COMMAND, report its time against BUDGET_LAYER (also
 # when it fails), exit with COMMAND's status.
 timed = @start=$$(date +%s); $(2); rc=$$?; took=$$(( $$(date +%s) - start )); \
@@ -36,7 +37,7 @@ STUDENT_SAME := \
 # The test layers run in order even under `make -j`.
 .NOTPARALLEL:
 .PHONY: lab setup dashboard test test-setup test-solutions test-student test-notebooks \
-        test-browser test-smoke grade bench notebooks lock clean
+        test-browser test-smoke test-corpus grade bench notebooks lock clean
 
 ## lab: set up (first time only) and start JupyterLab on chapters/ (and visdom beside it)
 lab: setup
@@ -51,36 +52,38 @@ setup:
 	python3 tools/bootstrap.py
 
 ## test: everything CI runs, in layers; stops at the first failing layer
-# >>> test-corpus: the wrong-solution corpus (tests/wrong/) is wired in here, as its
-# own layer after test-student (a target below and a BUDGET_corpus above). <<<
-TEST_LAYERS := test-setup test-solutions test-student test-notebooks test-browser test-smoke
+TEST_LAYERS := test-setup test-solutions test-student test-corpus test-notebooks test-browser test-smoke
 test:
 	@$(MAKE) --no-print-directory $(TEST_LAYERS)
 
 test-setup:
-	@echo "==> [0/5] set-up: system packages, .venv from the lock"
+	@echo "==> [0/6] set-up: system packages, .venv from the lock"
 	$(call timed,setup,python3 tools/bootstrap.py --system)
 
 test-solutions:
-	@echo "==> [1/5] unit + differential tests, references on (MINIKERNEL_SOLUTIONS=all)"
+	@echo "==> [1/6] unit + differential tests, references on (MINIKERNEL_SOLUTIONS=all)"
 	$(call timed,solutions,MINIKERNEL_SOLUTIONS=all $(PY) -m pytest tests -m "not browser" -n 2)
 
 test-student:
-	@echo "==> [2/5] student mode (MINIKERNEL_SOLUTIONS empty): what can differ without references"
+	@echo "==> [2/6] student mode (MINIKERNEL_SOLUTIONS empty): what can differ without references"
 	$(call timed,student,MINIKERNEL_SOLUTIONS= $(PY) -m pytest tests -m "not browser" -n 2 \
 	    $(addprefix --deselect ,$(STUDENT_SAME)))
 
+test-corpus:
+	@echo "==> [3/6] wrong-solution corpus: every case in tests/wrong/ must grade FAIL (references elsewhere)"
+	$(call timed,corpus,MINIKERNEL_CORPUS=1 $(PY) -m pytest tests/wrong -p no:randomly)
+
 test-notebooks:
-	@echo "==> [3/5] notebooks against their stored outputs (nbval, references on, one notebook per worker)"
+	@echo "==> [4/6] notebooks against their stored outputs (nbval, references on, one notebook per worker)"
 	$(call timed,notebooks,MINIKERNEL_SOLUTIONS=all $(PY) -m pytest --nbval --nbval-current-env \
 	    --nbval-sanitize-with chapters/sanitize.cfg chapters/*.ipynb -p no:randomly -n 2 --dist loadfile)
 
 test-browser:
-	@echo "==> [4/5] browser tests: JupyterLab and visdom in headless Chromium"
+	@echo "==> [5/6] browser tests: JupyterLab and visdom in headless Chromium"
 	$(call timed,browser,MINIKERNEL_SOLUTIONS=all $(PY) -m pytest tests -m browser)
 
 test-smoke:
-	@echo "==> [5/5] smoke: a second supported Python, fresh venv from its lock"
+	@echo "==> [6/6] smoke: a second supported Python, fresh venv from its lock"
 	$(call timed,smoke,python3 tools/smoke.py)
 
 ## grade: grade your exercises, e.g. make grade ARGS="1.2 --json"
