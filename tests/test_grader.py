@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from minikernel.course import exercise as ex
-from minikernel.course.grading import GradeReport, Row, CaseResult, classify
+from minikernel.course.grading import CaseResult, GradeReport, Row, classify
 
 ROOT = Path(__file__).resolve().parent.parent
 CH01 = [i for i in ex.registry() if i.startswith("1.")]

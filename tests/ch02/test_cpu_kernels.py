@@ -9,8 +9,14 @@ from hypothesis import assume, example, given, settings, strategies as st
 from minikernel import Tensor, ops
 from minikernel.kernels import launch
 from minikernel.kernels.scalar_ops import BINARY, MAX, SUM, UNARY
-from tests.ch02.strategies import (assert_values, blank_like_contiguous, broadcastable_pair, kernel_args,
-                                   laid_out, tensors)
+from tests.ch02.strategies import (
+    assert_values,
+    blank_like_contiguous,
+    broadcastable_pair,
+    kernel_args,
+    laid_out,
+    tensors,
+)
 
 UNARY_NAMES = ["neg", "exp", "log", "relu", "sigmoid"]
 BINARY_NAMES = ["add", "sub", "mul", "div"]

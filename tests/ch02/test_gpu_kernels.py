@@ -22,8 +22,14 @@ from minikernel import Tensor, ops
 from minikernel.kernels import launch, sizes
 from minikernel.kernels.scalar_ops import BINARY, MAX, SUM, UNARY
 from tests.ch02.strategies import assert_values, blank_like_contiguous, broadcastable_pair, laid_out, tensors
-from tests.ch02.test_cpu_kernels import (BINARY_NAMES, UNARY_NAMES, _random, _unary_dtype, assert_same_error,
-                                         matmul_shapes)
+from tests.ch02.test_cpu_kernels import (
+    BINARY_NAMES,
+    UNARY_NAMES,
+    _random,
+    _unary_dtype,
+    assert_same_error,
+    matmul_shapes,
+)
 
 FEW = settings(max_examples=8)
 ROOT = Path(__file__).resolve().parents[2]
