@@ -88,25 +88,40 @@ def failing_input(exc: BaseException) -> list[str]:
     inside the test (``data.draw``) and any ``note()``: one item per line."""
     out = []
     for note in getattr(exc, "__notes__", []) or []:
-        if note.startswith("Falsifying example:"):
-            out.append(one_line_call(note.removeprefix("Falsifying example:")))
-        elif note.startswith("Draw ") or note.startswith("note:"):
-            out.append(note.strip())
-        elif note.startswith(("You can reproduce", "Explanation:", "The test", "Unreliable", "Failing test case")):
+        header = next((h for h in _EXAMPLE_HEADERS if note.startswith(h)), None)
+        if header:
+            out.append(one_line_call(note.removeprefix(header)))
+        elif note.startswith(_ADVICE):
             continue  # harness advice the grader's learner cannot act on
-        elif not note.startswith(("Falsifying", "Traceback")):
+        else:  # "Draw 1: (2, 3)", the test's own note()s
             out.append(note.strip())
     return [o for o in out if o]
 
 
-_ASSERT_EQ = re.compile(r"^assert (.+?) == (.+)$")
+#: How hypothesis introduces the failing example (the wording changed across versions).
+_EXAMPLE_HEADERS = ("Falsifying example:", "Failing test case:", "Falsifying explicit example:")
+_ADVICE = ("You can reproduce", "You can add @seed", "Explanation:", "The test", "Unreliable", "Traceback",
+           "Falsifying", "Failing", "Trying example")
+
+
+_ASSERT_EQ = re.compile(r"^(?:\w+: )?assert (.+?) == (.+)$")
+
+
+_FUNCTION = re.compile(r"<function (\S+) at 0x[0-9a-f]+>")
+_METHOD = re.compile(r"<(?:built-in |bound )?method (\S+) of (?:(\S+) object|.*?) at 0x[0-9a-f]+>+")
+_ALIAS = re.compile(r"^\s*\+\s+where (\S+) = (\S+)$")
 
 
 def _strip_advice(message: str) -> list[str]:
-    """The exception's message without pytest's advice lines."""
+    """The exception's message without pytest's advice lines, object addresses, and
+    pytest's lines that only say where a name came from (``where f = S.f``)."""
     keep = []
     for line in message.splitlines():
         if "Use -v" in line or "use -vv" in line.lower() or line.strip().startswith("Full diff"):
+            continue
+        line = _METHOD.sub(lambda m: f"{m.group(2) or ''}.{m.group(1)}".lstrip("."), _FUNCTION.sub(r"\1", line))
+        alias = _ALIAS.match(line)
+        if alias and alias.group(2).endswith("." + alias.group(1).rpartition(".")[2]):
             continue
         keep.append(line.rstrip())
     return keep
