@@ -223,8 +223,9 @@ def test_reductions_along_a_dim_match_torch(t, data):
         assert_same_error(lambda: m.amax(dim, keepdim), lambda: t.amax(dim, keepdim))
 
 
+# Whole-tensor reductions copy a view that does not flatten with the map kernel (2.2)
+# first: graded with 2.4, the later of the two, so that 2.2 grades without 2.4.
 @pytest.mark.exercise("2.4")
-@pytest.mark.exercise("2.2")
 @settings(max_examples=40)
 @given(tensors())
 def test_reductions_of_everything_match_torch(t):
@@ -237,8 +238,7 @@ def test_reductions_of_everything_match_torch(t):
         assert_same_error(lambda: m.max(), lambda: t.max())
 
 
-@pytest.mark.exercise("2.4")
-@pytest.mark.exercise("2.3")
+@pytest.mark.exercise("2.4")  # mean divides with the zip kernel (2.3): graded with the later one
 @settings(max_examples=30)
 @given(tensors(dtype=torch.float64), st.data())
 def test_mean_matches_torch(t, data):

@@ -83,7 +83,6 @@ def test_adam_float32_leaves_grads_alone_and_bumps_versions():
     assert [float(values.array(s["step"])) for s in state] == [20.0, 20.0]
 
 
-@pytest.mark.exercise("8.1")
 @pytest.mark.exercise("8.3")
 @given(gradient_runs(max_steps=6), adam_options(), st.sampled_from(["Adam", "AdamW"]), st.integers(0, 6))
 def test_adam_and_adamw_classes_match_torch_with_a_checkpoint(run, options, name, stop):
