@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import runpy
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -105,23 +107,82 @@ def _last_line(path: Path) -> dict:
         return {}
 
 
-def run_session(ids: list[str], *, timeout_s: float, jobs: int) -> Session:
-    """Grade ``ids`` in one pytest session, each exercise in its own process group."""
+class _Forked:
+    """pytest run in a forked copy of this process, as the leader of a new session.
+
+    The grader's command line has imported torch, numba and minikernel already
+    (``python -m minikernel`` imports the package); the copy starts with them, so
+    grading does not pay for a second interpreter's start-up."""
+
+    def __init__(self, args: list[str], env: dict[str, str], log) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.pid = os.fork()
+        self.returncode: int | None = None
+        if self.pid:
+            return
+        code = 70
+        try:
+            os.setsid()
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+            os.environ.update(env)
+            os.chdir(ROOT)
+            # As `python -m pytest ARGS` would, without importing pytest into every
+            # `import minikernel` (the front door re-exports grade) for this one use.
+            sys.argv = ["pytest", *args]
+            runpy.run_module("pytest", run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as done:  # how pytest's __main__ ends
+            code = done.code if isinstance(done.code, int) else 1
+        except BaseException:  # noqa: BLE001 (report anything, never return into the parent's code)
+            traceback.print_exc()
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return self.returncode
+
+
+def run_session(ids: list[str], *, timeout_s: float, jobs: int, fork: bool = False) -> Session:
+    """Grade ``ids`` in one pytest session, each exercise in its own process group.
+
+    ``fork``: run pytest in a forked copy of this process (the command line, which
+    has just imported minikernel) instead of a new interpreter (a notebook, whose
+    imports may be older than the learner's last edit)."""
     paths = test_paths(ids)
     with tempfile.TemporaryDirectory(prefix="minikernel-grade-") as tmp:
         out = Path(tmp)
-        cmd = [sys.executable, "-m", "pytest", *paths, "-qq", "--no-header", "-p", "no:cacheprovider",
-               "-p", "no:timeout", "-p", "no:randomly", *_UNUSED_PLUGINS, "-p", "minikernel.course.grade_plugin",
-               f"--mk-ids={','.join(ids)}", f"--mk-out={out}", f"--mk-timeout={timeout_s}", f"--mk-jobs={jobs}"]
-        env = dict(os.environ, MINIKERNEL_GRADING="1", HYPOTHESIS_PROFILE="grade", PYTHONUNBUFFERED="1")
+        args = [*paths, "-qq", "--no-header", "-p", "no:cacheprovider", "-p", "no:timeout", "-p", "no:randomly",
+                *_UNUSED_PLUGINS, "-p", "minikernel.course.grade_plugin", f"--mk-ids={','.join(ids)}",
+                f"--mk-out={out}", f"--mk-timeout={timeout_s}", f"--mk-jobs={jobs}"]
+        env = {"MINIKERNEL_GRADING": "1", "HYPOTHESIS_PROFILE": "grade", "PYTHONUNBUFFERED": "1"}
         collect_limit = max(60.0, timeout_s)
         # Each round of `jobs` exercises may take the whole limit; a little more for the
         # last kills. The pytest process enforces the real per-exercise limit itself.
         run_limit = timeout_s * (math.ceil(len(ids) / max(jobs, 1)) + 1) + 30
         error = ""
         with open(out / "pytest.log", "w") as log:
-            proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+            if fork:
+                proc = _Forked(args, env, log)
+            else:
+                proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=ROOT, env={**os.environ, **env},
+                                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
             try:
                 started = time.monotonic()
                 collected_at = None
@@ -136,7 +197,7 @@ def run_session(ids: list[str], *, timeout_s: float, jobs: int) -> Session:
                     if collected_at is not None and now - collected_at > run_limit:
                         error = f"grading did not finish in {run_limit:g} s"
                         break
-                    time.sleep(0.05)
+                    time.sleep(0.02)
             finally:
                 _kill_group(proc.pid)
                 kill_session(proc.pid)
@@ -179,7 +240,7 @@ def ended_badly(run: ExerciseRun, timeout_s: float) -> tuple[str, dict] | None:
     where = learner_frame_from_dump(run.stack)
     outcome = run.outcome
     if not outcome:
-        return "not graded: the grading run stopped before this exercise", {"error": "not graded"}
+        return "not graded: the grading run stopped before this exercise (see the error below)", {"error": "not graded"}
     if outcome.get("timed_out"):
         text = f"did not finish in {timeout_s:g} s (an endless loop?){while_running}"
     elif outcome.get("signal") == "SIGXFSZ":

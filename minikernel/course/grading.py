@@ -37,13 +37,18 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def run(patterns: list[str] | None = None, timeout_s: float = TIMEOUT_S, jobs: int | None = None) -> GradeReport:
-    """Run the tests of the exercises that ``patterns`` select (all when empty)."""
+def run(patterns: list[str] | None = None, timeout_s: float = TIMEOUT_S, jobs: int | None = None,
+        fork: bool = False) -> GradeReport:
+    """Run the tests of the exercises that ``patterns`` select (all when empty).
+
+    ``fork``: grade in a forked copy of this process, which must have imported
+    minikernel just now (the command line); otherwise in a new interpreter, so that
+    the learner's latest edits count (a notebook)."""
     if timeout_s <= 0:
         raise ValueError(f"the time limit must be a positive number of seconds, not {timeout_s:g}")
     ids = ex.select(patterns)
     registry = ex.registry()
-    session = run_session(ids, timeout_s=timeout_s, jobs=jobs or default_jobs())
+    session = run_session(ids, timeout_s=timeout_s, jobs=jobs or default_jobs(), fork=fork and hasattr(os, "fork"))
     rows = []
     for i in ids:
         exercise_run = session.runs[i]
@@ -89,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="exercises graded at once (default: the number of cores)")
     args = parser.parse_args(argv)
     try:
-        report = run(args.patterns, args.timeout, args.jobs)
+        report = run(args.patterns, args.timeout, args.jobs, fork=True)
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
