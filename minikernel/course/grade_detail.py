@@ -109,6 +109,7 @@ _ASSERT_EQ = re.compile(r"^(?:\w+: )?assert (.+?) == (.+)$")
 
 _FUNCTION = re.compile(r"<function (\S+) at 0x[0-9a-f]+>")
 _METHOD = re.compile(r"<(?:built-in |bound )?method (\S+) of (?:(\S+) object|.*?) at 0x[0-9a-f]+>+")
+_ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
 _ALIAS = re.compile(r"^\s*\+\s+where (\S+) = (\S+)$")
 
 
@@ -120,6 +121,7 @@ def _strip_advice(message: str) -> list[str]:
         if "Use -v" in line or "use -vv" in line.lower() or line.strip().startswith("Full diff"):
             continue
         line = _METHOD.sub(lambda m: f"{m.group(2) or ''}.{m.group(1)}".lstrip("."), _FUNCTION.sub(r"\1", line))
+        line = _ADDRESS.sub(">", line)  # <generator object f.<locals>.<genexpr> at 0x7f...>
         alias = _ALIAS.match(line)
         if alias and alias.group(2).endswith("." + alias.group(1).rpartition(".")[2]):
             continue
