@@ -125,6 +125,7 @@ def run_all(groups: dict[str, list], run_one: Callable[[str, list], None], *, ou
                 else:
                     continue
                 del running[pid]
+                seconds = time.monotonic() - started  # the kill included
                 _write_outcome(out, exercise_id, info | {"seconds": round(seconds, 2)})
             time.sleep(_POLL_S)
     finally:  # interrupted (Ctrl-C, an error here): leave nothing running

@@ -35,6 +35,7 @@ class Row:
     status: str  # PASS | FAIL | TODO | BLOCKED
     detail: str = ""
     fields: dict = field(default_factory=dict)
+    seconds: float | None = None  # wall-clock time of the exercise's process
 
 
 def blocked_detail(blockers: list[str]) -> tuple[str, dict]:

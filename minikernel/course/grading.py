@@ -52,15 +52,16 @@ def run(patterns: list[str] | None = None, timeout_s: float = TIMEOUT_S, jobs: i
     rows = []
     for i in ids:
         exercise_run = session.runs[i]
+        seconds = exercise_run.outcome.get("seconds")
         bad = ended_badly(exercise_run, timeout_s)
         if bad is not None:
-            rows.append(Row(i, registry[i].name, "FAIL", *bad))
+            rows.append(Row(i, registry[i].name, "FAIL", *bad, seconds=seconds))
             continue
         results = [CaseResult(**r) for r in exercise_run.results]
         status, detail, fields = classify(i, results)
         if session.collect_errors and status == "FAIL" and not results:
             detail = "its tests could not be loaded (see the error below)"
-        rows.append(Row(i, registry[i].name, status, detail, fields))
+        rows.append(Row(i, registry[i].name, status, detail, fields, seconds))
     error = "\n".join(filter(None, [session.error, *session.collect_errors]))
     return GradeReport(rows, error=error)
 
