@@ -6,7 +6,10 @@ import sys
 USAGE = """usage: python -m minikernel <command> [args]
 
 commands:
-  grade [IDs|globs] [--json]   run the exercise tests, one row per exercise
+  grade [IDs|globs] [--json] [--timeout S] [-j N]
+                               run the exercise tests, one row per exercise; each
+                               exercise in its own process, at most S seconds
+                               (default 60), N exercises at once (default: cores)
   bench [--json] [--quick] [-k TEXT] [--allreduce]
                                time the kernels (or the allreduces) against PyTorch
   lab [jupyter args]           start JupyterLab on 127.0.0.1 serving chapters/

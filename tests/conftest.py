@@ -1,7 +1,9 @@
 """Shared pytest set-up: hypothesis profiles and the student-mode rule.
 
 Student mode (``MINIKERNEL_SOLUTIONS`` unset): every test marked
-``@pytest.mark.exercise("N.M")`` must stop at that exercise's stub. Such a test is
+``@pytest.mark.exercise("N.M")`` must stop at that exercise's stub, or at the stub of
+an earlier exercise it builds on (a test that needs several exercises carries the
+marker of the last one, so that the earlier ones grade on their own). Such a test is
 reported as xfail ("TODO"); if it passes, or fails any other way, it is a real
 failure: a test that passes without the learner's code checks nothing, and a
 different error means something outside the exercises broke.
@@ -13,7 +15,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from minikernel.course.exercise import stub_exercise_id
+from minikernel.course.exercise import id_key, stub_exercise_id
 
 # No "explain" phase: it traces coverage and makes every failure (a stub's too) slow.
 _COMMON = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow],
@@ -51,6 +53,9 @@ def pytest_runtest_makereport(item, call):
         report.outcome = "failed"
         report.longrepr = (f"{item.nodeid} passed in student mode, without the code of exercise "
                            f"{', '.join(ids)}: it checks nothing that exercise does.")
-    elif report.failed and call.excinfo is not None and _stub_ids(call.excinfo.value) & set(ids):
-        report.outcome = "skipped"
-        report.wasxfail = f"TODO: exercise {', '.join(sorted(_stub_ids(call.excinfo.value) & set(ids)))}"
+    elif report.failed and call.excinfo is not None:
+        last = max(map(id_key, ids))
+        reached = sorted((i for i in _stub_ids(call.excinfo.value) if id_key(i) <= last), key=id_key)
+        if reached:
+            report.outcome = "skipped"
+            report.wasxfail = f"TODO: exercise {', '.join(reached)}"

@@ -1,46 +1,31 @@
-"""pytest plugin used by the grader: select exercise tests, record why each failed."""
+"""pytest plugin used by the grader: one forked process per exercise, results as JSON.
+
+pytest collects the selected chapters' tests once (torch, numba and the tests are
+imported once); then each exercise runs in its own forked child, in its own process
+group, under a wall-clock limit (``grade_pool``). The child records every test's
+outcome (and why it failed, in the learner's terms: ``grade_detail``) in
+``<out>/<id>.json``, and before each test writes what it is about to run to
+``<out>/<id>.progress``, so that a child killed for running too long, or dead from
+a crash, can still be reported by the test it was running.
+"""
 from __future__ import annotations
 
 import json
-import signal
+import os
 from pathlib import Path
 
 import pytest
 
-from .exercise import stub_exercise_id
-
-_results: list[dict] = []
-_collect_errors: list[str] = []
+from . import grade_pool
+from .exercise import id_key, stub_exercise_id
+from .grade_detail import describe_failure, test_in_words
 
 
 def pytest_addoption(parser):
     parser.addoption("--mk-ids", default="", help="comma-separated exercise IDs to run")
-    parser.addoption("--mk-results", default="", help="where to write the JSON results")
-    parser.addoption("--mk-timeout", type=float, default=30.0, help="seconds per test")
-
-
-class GradeTimeout(BaseException):
-    """Raised in a test that runs too long.
-
-    A BaseException on purpose: hypothesis would catch an Exception, count it as a
-    failing example and call the endless code again while shrinking.
-    """
-
-
-def _on_alarm(signum, frame):
-    raise GradeTimeout()
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item):
-    seconds = item.config.getoption("--mk-timeout")
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    parser.addoption("--mk-out", default="", help="folder for the per-exercise results")
+    parser.addoption("--mk-timeout", type=float, default=60.0, help="seconds per exercise")
+    parser.addoption("--mk-jobs", type=int, default=1, help="exercises graded at once")
 
 
 def exercise_ids(item) -> list[str]:
@@ -52,6 +37,11 @@ def pytest_collection_modifyitems(config, items):
     keep = [i for i in items if wanted & set(exercise_ids(i))]
     config.hook.pytest_deselected(items=[i for i in items if i not in keep])
     items[:] = keep
+
+
+def words_of(item) -> str:
+    doc = getattr(getattr(item, "obj", None), "__doc__", None)
+    return f"{item.path.name}: {test_in_words(item.name, doc)}"
 
 
 def _exceptions(exc: BaseException):
@@ -66,37 +56,83 @@ def _exceptions(exc: BaseException):
         todo += list(getattr(e, "exceptions", ())) + [e.__cause__, e.__context__]
 
 
-def _detail(exc: BaseException) -> str:
-    message = f"{type(exc).__name__}: {exc}".strip()
-    lines = message.splitlines()[:12]
-    notes = [n for n in getattr(exc, "__notes__", []) if n.startswith(("Falsifying", "Failing"))]
-    return "\n".join(lines + notes[:1])
+class Recorder:
+    """The child's record of its exercise's tests (a fresh one in each child)."""
 
+    def __init__(self, out: Path, exercise_id: str):
+        self.out, self.id = out, exercise_id
+        self.results: list[dict] = []
+        self.progress = open(out / f"{exercise_id}.progress", "a", buffering=1)  # noqa: SIM115
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+    def starting(self, item) -> None:
+        self.progress.write(json.dumps({"nodeid": item.nodeid, "words": words_of(item)}) + "\n")
+        self.progress.flush()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if not (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
+            return
         entry = {"nodeid": item.nodeid, "exercises": exercise_ids(item), "outcome": report.outcome,
-                 "stub": None, "detail": ""}
+                 "stub": None, "detail": "", "words": words_of(item), "fields": {}}
         if call.excinfo is not None and report.outcome == "failed":
             exc = call.excinfo.value
             stubs = [s for s in map(stub_exercise_id, _exceptions(exc)) if s]
             entry["stub"] = stubs[0] if stubs else None
-            if isinstance(exc, GradeTimeout):
-                entry["detail"] = f"timed out after {item.config.getoption('--mk-timeout'):g} s (an endless loop?)"
-            else:
-                entry["detail"] = _detail(exc)
-        _results.append(entry)
+            if entry["stub"] is None:
+                entry["detail"], entry["fields"] = describe_failure(exc, call.excinfo.tb, entry["words"])
+        self.results.append(entry)
+
+    def finish(self) -> None:
+        tmp = self.out / f"{self.id}.json.tmp"
+        tmp.write_text(json.dumps({"results": self.results}))
+        tmp.replace(self.out / f"{self.id}.json")  # whole or absent: a crash never leaves half
+
+
+def run_exercise(session, exercise_id: str, items: list) -> None:
+    """In the forked child: run one exercise's tests, record them, write the results."""
+    recorder = Recorder(Path(session.config.getoption("--mk-out")), exercise_id)
+    session.config.pluginmanager.register(recorder, "mk-recorder")
+    for i, item in enumerate(items):
+        recorder.starting(item)
+        item.config.hook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
+    recorder.finish()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    """Grade each selected exercise in its own process (instead of pytest's own loop).
+
+    Collection errors do not stop the run (pytest's loop would): they are recorded,
+    and the exercises whose tests were collected are graded."""
+    config = session.config
+    out = Path(config.getoption("--mk-out"))
+    groups: dict[str, list] = {i: [] for i in sorted(filter(None, config.getoption("--mk-ids").split(",")), key=id_key)}
+    for item in session.items:
+        for i in exercise_ids(item):
+            if i in groups:
+                groups[i].append(item)
+    for exercise_id, items in groups.items():
+        if not items:  # nothing to run: the verdict says no test carries its marker
+            (out / f"{exercise_id}.json").write_text(json.dumps({"results": []}))
+    (out / "collected").write_text(json.dumps({"pid": os.getpid()}))
+    grade_pool.run_all(
+        {i: items for i, items in groups.items() if items},
+        lambda exercise_id, items: run_exercise(session, exercise_id, items),
+        out=out, timeout_s=config.getoption("--mk-timeout"), jobs=config.getoption("--mk-jobs"))
+    return True
 
 
 def pytest_collectreport(report):
-    if report.failed:
-        _collect_errors.append(f"{report.nodeid}: {str(report.longrepr).strip().splitlines()[-1]}")
+    if report.failed and _OUT:
+        with open(Path(_OUT) / "collect_errors.txt", "a") as f:
+            f.write(f"{report.nodeid}: {str(report.longrepr).strip().splitlines()[-1]}\n")
 
 
-def pytest_sessionfinish(session, exitstatus):
-    path = session.config.getoption("--mk-results")
-    if path:
-        Path(path).write_text(json.dumps({"results": _results, "collect_errors": _collect_errors}))
+_OUT = ""  # --mk-out, set at configure time (collect reports carry no config)
+
+
+def pytest_configure(config):
+    global _OUT
+    _OUT = config.getoption("--mk-out")

@@ -9,8 +9,14 @@ from hypothesis import assume, example, given, settings, strategies as st
 from minikernel import Tensor, ops
 from minikernel.kernels import launch
 from minikernel.kernels.scalar_ops import BINARY, MAX, SUM, UNARY
-from tests.ch02.strategies import (assert_values, blank_like_contiguous, broadcastable_pair, kernel_args,
-                                   laid_out, tensors)
+from tests.ch02.strategies import (
+    assert_values,
+    blank_like_contiguous,
+    broadcastable_pair,
+    kernel_args,
+    laid_out,
+    tensors,
+)
 
 UNARY_NAMES = ["neg", "exp", "log", "relu", "sigmoid"]
 BINARY_NAMES = ["add", "sub", "mul", "div"]
@@ -217,8 +223,9 @@ def test_reductions_along_a_dim_match_torch(t, data):
         assert_same_error(lambda: m.amax(dim, keepdim), lambda: t.amax(dim, keepdim))
 
 
+# Whole-tensor reductions copy a view that does not flatten with the map kernel (2.2)
+# first: graded with 2.4, the later of the two, so that 2.2 grades without 2.4.
 @pytest.mark.exercise("2.4")
-@pytest.mark.exercise("2.2")
 @settings(max_examples=40)
 @given(tensors())
 def test_reductions_of_everything_match_torch(t):
@@ -231,8 +238,7 @@ def test_reductions_of_everything_match_torch(t):
         assert_same_error(lambda: m.max(), lambda: t.max())
 
 
-@pytest.mark.exercise("2.4")
-@pytest.mark.exercise("2.3")
+@pytest.mark.exercise("2.4")  # mean divides with the zip kernel (2.3): graded with the later one
 @settings(max_examples=30)
 @given(tensors(dtype=torch.float64), st.data())
 def test_mean_matches_torch(t, data):

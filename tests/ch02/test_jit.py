@@ -9,8 +9,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from minikernel.course import exercise as ex
 from minikernel import strides
+from minikernel.course import exercise as ex
 from minikernel.kernels import jit, launch
 
 KERNEL_IDS = [f"2.{n}" for n in range(1, 10)]

@@ -12,7 +12,6 @@ from tests.ch08.twins import as_torch, assert_close, leaves, set_grads
 INF = float("inf")
 
 
-@pytest.mark.exercise("8.1")
 @pytest.mark.exercise("8.2")
 def test_scaler_unscales_minikernel_grads_in_place_and_skips_steps_like_torch():
     tparams, mparams = leaves([(3,), (2,)], dtype=torch.float32)

@@ -75,7 +75,6 @@ def test_sgd_float32_matches_torch():
     assert_close(mparams, tparams, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.exercise("8.1")
 @pytest.mark.exercise("8.2")
 @given(gradient_runs(max_params=4), sgd_options(), st.data())
 def test_sgd_class_with_param_groups_matches_torch(run, options, data):
@@ -107,7 +106,6 @@ def test_sgd_class_with_param_groups_matches_torch(run, options, data):
         assert torch.allclose(as_torch(mine["state"][i]["momentum_buffer"]), state["momentum_buffer"])
 
 
-@pytest.mark.exercise("8.1")
 @pytest.mark.exercise("8.2")
 @given(gradient_runs(max_steps=6, allow_none=False), sgd_options(), st.integers(1, 5))
 def test_sgd_state_dict_round_trip_resumes_like_torch(run, options, stop):
@@ -129,7 +127,6 @@ def test_sgd_state_dict_round_trip_resumes_like_torch(run, options, stop):
     assert mopt.state_dict()["param_groups"] == topt.state_dict()["param_groups"]
 
 
-@pytest.mark.exercise("8.1")
 @pytest.mark.exercise("8.2")
 def test_zero_grad_none_or_zeros_and_skipped_steps_like_torch():
     tparams, mparams = leaves([(2,), (3,)])

@@ -38,12 +38,26 @@ def as_torch(t: Tensor) -> torch.Tensor:
     return torch.from_numpy(values.array(t).copy())
 
 
+def first_difference(got: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> str:
+    """Where two same-shaped tensors first differ beyond ``torch.isclose``'s tolerance:
+    printed values can look the same (float64 shown to 4 digits), so name the element."""
+    if got.shape != expected.shape:
+        return f"shape {tuple(got.shape)}, torch's {tuple(expected.shape)}"
+    bad = ~torch.isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
+    if not bad.any():
+        return "no element differs"
+    index = tuple(int(i) for i in bad.nonzero()[0])
+    g, e = got[index].item(), expected[index].item()
+    return (f"first difference at index {list(index)}: yours {g!r}, torch's {e!r} (|difference| {abs(g - e):.3g}, "
+            f"allowed {atol + rtol * abs(e):.3g}); {int(bad.sum())} of {bad.numel()} elements differ")
+
+
 def assert_close(mk_params, torch_params, rtol: float = 1e-9, atol: float = 1e-12, what: str = "parameter") -> None:
     for i, (m, t) in enumerate(zip(mk_params, torch_params)):
         got, expected = as_torch(m), t.detach()
         assert got.dtype == expected.dtype, f"{what} {i}: dtype {got.dtype}, torch's {expected.dtype}"
         assert torch.allclose(got, expected, rtol=rtol, atol=atol), (
-            f"{what} {i} differs from torch's:\n{got}\nvs\n{expected}")
+            f"{what} {i} differs from torch's: {first_difference(got, expected, rtol, atol)}")
 
 
 @st.composite
