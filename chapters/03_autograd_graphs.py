@@ -32,8 +32,11 @@
 # your chapter 02 kernels, so this chapter works whether or not chapter 02 is done.
 # (PyTorch's autograd calls the same kernels as everything else.)
 #
-# **Stuck?** References are in `solutions/autograd.py`, `solutions/derivatives.py`,
-# `solutions/custom_functions.py` and `solutions/gradcheck.py`; switch one on with
+# **Where.** Your code goes in `minikernel/autograd/` (the package mirrors
+# `torch.autograd`): `engine.py` (3.1, 3.3), `derivatives.py` (3.2, 3.4–3.6), `api.py`
+# (3.7), `custom_functions.py` (3.8) and `finite_differences.py` (3.9).
+#
+# **Stuck?** References are in the same files under `solutions/autograd/`; switch one on with
 # `MINIKERNEL_SOLUTIONS=3.3 make lab` (read once at import: restart the kernel after
 # changing it). **Grading:** the last cell, or `python -m minikernel grade '3.*'`.
 
@@ -44,11 +47,11 @@ import torch
 
 import minikernel as mk
 from minikernel import autograd as A
-from minikernel import derivatives as D
-from minikernel import functions as F
-from minikernel import gradcheck as G
+from minikernel.autograd import derivatives as D
+from minikernel.autograd import functions as F
+from minikernel.autograd import finite_differences as G
 from minikernel.course.checking import agree
-from minikernel.custom_functions import MyReLU
+from minikernel.autograd.custom_functions import MyReLU
 
 torch.manual_seed(0)
 print(torch.__version__)
@@ -250,8 +253,8 @@ print("float32 gradcheck:", verdict, "| warning:", str(caught[0].message)[:62], 
 # %% [markdown]
 # ## 8. The same graph in minikernel
 #
-# minikernel records the same nodes with the same names (`minikernel/graph.py`,
-# `minikernel/functions.py`). Building a graph needs none of your code; running it
+# minikernel records the same nodes with the same names (`minikernel/autograd/graph.py`,
+# `minikernel/autograd/functions.py`). Building a graph needs none of your code; running it
 # backward does.
 
 # %%
@@ -288,7 +291,7 @@ t_out.backward()
 print(torch_order)
 
 # %% [markdown]
-# Your `topological_order` in `minikernel/autograd.py` (≈15 lines, `heapq`, no
+# Your `topological_order` in `minikernel/autograd/engine.py` (≈15 lines, `heapq`, no
 # recursion) on the same expression:
 
 # %%
@@ -489,7 +492,7 @@ print("same as torch:", abs(m_penalty.item() - penalty5.item()) < 1e-5, torch.al
 # %% [markdown]
 # ## Exercise 3.8 — my_relu_forward, my_relu_backward
 #
-# The notes' MyReLU as a minikernel `Function` (`minikernel/custom_functions.py`):
+# The notes' MyReLU as a minikernel `Function` (`minikernel/autograd/custom_functions.py`):
 # w.grad should be [[4.5, 4.5]] and b.grad [[4.5]], as with PyTorch in section 6.
 
 # %%

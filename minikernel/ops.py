@@ -34,14 +34,13 @@ from . import device as dev
 from . import strides as S
 from .kernels import launch, layout
 from .kernels.scalar_ops import BINARY, MAX, REDUCE, SUM, UNARY
-from .tensor import Tensor, _wrap_dim, bool_, float32, float64, int32, int64
+from .tensor import _SCALAR_NAMES, Tensor, _wrap_dim, bool_, float32, float64, int32, int64
 
 Number = Union[int, float]
 Operand = Union[Tensor, int, float]
 
 SUPPORTED = (float32, float64, int64)
-#: PyTorch's names in "result type Float can't be cast ..." messages, and in matmul's.
-_SCALAR_NAMES = {float32: "Float", float64: "Double", int64: "Long", int32: "Int", bool_: "Bool"}
+#: PyTorch's C type names, in matmul's messages.
 _C_NAMES = {float32: "float", float64: "double", int64: "long int", int32: "int", bool_: "bool"}
 _FLOAT_RESULT = ("exp", "log", "sigmoid")  # integer inputs give float32, like torch
 

@@ -15,15 +15,22 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from . import device as dev
+from . import shape_rules as R
 from . import strides as S
+from .autograd.grad_mode import is_grad_enabled
 from .device import Device, DeviceLike
+from .kernels.layout import contiguous_strides, copy_strides, is_non_overlapping_and_dense
 from .strides import Shape, Storage
-from .tensor_autograd import AutogradMixin, autograd_active
-from .tensor_ops import OperatorsMixin, _F
+from .tensor_autograd import AutogradMixin
+from .tensor_backends import autograd, autograd_active, kernels
+from .tensor_ops import OperatorsMixin
 
 #: dtypes a Tensor can hold (numpy dtypes; torch names in ``_TORCH_NAMES``).
 float32, float64, int64, int32, bool_ = (np.dtype(n) for n in ("float32", "float64", "int64", "int32", "bool"))
 _TORCH_NAMES = {float32: "float32", float64: "float64", int64: "int64", int32: "int32", bool_: "bool"}
+#: PyTorch's scalar type names (``FloatTensor``, and "result type Float can't be cast ..." messages).
+_SCALAR_NAMES = {float32: "Float", float64: "Double", int64: "Long", int32: "Int", bool_: "Bool"}
 
 
 def _sizes(args: tuple) -> tuple[int, ...]:
@@ -50,12 +57,8 @@ def _address(array: Any) -> int:
     return array._ary.ctypes.data  # the simulator keeps "device" memory in a numpy array
 
 
-def _wrap_dim(dim: int, ndim: int) -> int:
-    """Resolve a negative dim like torch, with torch's IndexError when out of range."""
-    low, high = (-ndim, ndim - 1) if ndim else (-1, 0)
-    if not low <= dim <= high:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})")
-    return dim + ndim if dim < 0 else dim
+#: torch's dim wrapping and its IndexError (``shape_rules.py``).
+_wrap_dim = R.wrap_dim
 
 
 class UntypedStorage:
@@ -173,7 +176,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
 
     def view(self, *shape) -> "Tensor":
         if autograd_active((self,)):
-            return _F().view(self, _sizes(shape))
+            return autograd().view(self, _sizes(shape))
         new_shape = S.infer_size(_sizes(shape), self.numel())
         new_strides = S.view_strides(self._shape, self._strides, new_shape)
         if new_strides is None:
@@ -185,7 +188,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
     def reshape(self, *shape) -> "Tensor":
         """A view when the strides allow one, else a contiguous copy (like torch)."""
         if autograd_active((self,)):
-            return _F().reshape(self, _sizes(shape))
+            return autograd().reshape(self, _sizes(shape))
         new_shape = S.infer_size(_sizes(shape), self.numel())
         new_strides = S.view_strides(self._shape, self._strides, new_shape)
         if new_strides is None:
@@ -195,7 +198,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
     def permute(self, *dims) -> "Tensor":
         dims = _sizes(dims)
         if autograd_active((self,)):
-            return _F().permute(self, dims)
+            return autograd().permute(self, dims)
         if len(dims) != self.ndim:
             raise RuntimeError(f"permute(): number of dims don't match: the tensor has {self.ndim}"
                                f" dimensions but {len(dims)} were given")
@@ -207,7 +210,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         if autograd_active((self,)):
-            return _F().transpose(self, dim0, dim1)
+            return autograd().transpose(self, dim0, dim1)
         if self.ndim == 0:
             return self
         dim0, dim1 = _wrap_dim(dim0, self.ndim), _wrap_dim(dim1, self.ndim)
@@ -217,7 +220,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
 
     def t(self) -> "Tensor":
         if autograd_active((self,)):
-            return _F().t(self)
+            return autograd().t(self)
         if self.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
         return self.transpose(0, 1) if self.ndim == 2 else self
@@ -225,7 +228,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
     def expand(self, *sizes) -> "Tensor":
         new_shape = _sizes(sizes)
         if autograd_active((self,)):
-            return _F().expand(self, new_shape)
+            return autograd().expand(self, new_shape)
         new_strides = S.expand_strides(self._shape, self._strides, new_shape)
         shape = tuple(self._shape[d - len(new_shape) + self.ndim] if n == -1 else n
                       for d, n in enumerate(new_shape))
@@ -234,11 +237,9 @@ class Tensor(AutogradMixin, OperatorsMixin):
     def contiguous(self) -> "Tensor":
         """``self`` if already contiguous, else a row-major copy (exercise 1.7)."""
         if autograd_active((self,)):
-            return self if self.is_contiguous() else _F().clone(self)
+            return self if self.is_contiguous() else autograd().clone(self)
         if self.is_cuda:  # on the GPU the copy is the map kernel's job (exercise 2.6)
-            from . import ops
-
-            return ops.contiguous(self)
+            return kernels().contiguous(self)
         if self.is_contiguous():
             return self
         flat = S.contiguous(self._storage, self._shape, self._strides, self._offset)
@@ -251,7 +252,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
         if autograd_active((self,)) and all(isinstance(k, (int, np.integer, slice)) for k in key):
             if len(key) > self.ndim:
                 raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
-            return _F().index(self, key)
+            return autograd().index(self, key)
         if len(key) > self.ndim:
             raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
         starts, shape, strides = [], [], []
@@ -279,11 +280,9 @@ class Tensor(AutogradMixin, OperatorsMixin):
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``t[1:, 0] = value``, and ``t[mask] = value`` with a boolean mask tensor."""
-        from .graph import is_grad_enabled
-
         if is_grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
             raise RuntimeError("minikernel does not record assignments into tensors that take part in autograd: "
-                               "build the new values out of place (e.g. with minikernel.functions.where), or "
+                               "build the new values out of place (e.g. with minikernel.autograd.functions.where), or "
                                "assign under minikernel.no_grad()")
         values = value.to_numpy() if isinstance(value, Tensor) else value
         if isinstance(key, Tensor):
@@ -334,9 +333,6 @@ class Tensor(AutogradMixin, OperatorsMixin):
         (the strides ``torch.empty_like`` gives). Copies to the GPU are synchronous,
         as torch's are from pageable memory.
         """
-        from . import device as dev
-        from .kernels.layout import copy_strides, is_non_overlapping_and_dense
-
         target = dev.device(device)
         if target.type == self.device.type:
             return self
@@ -392,6 +388,10 @@ class Tensor(AutogradMixin, OperatorsMixin):
             raise TypeError("to_torch() shares memory, so it needs a cpu tensor; use .cpu().to_torch() for a copy")
         return torch.from_numpy(self._storage).as_strided(self._shape, self._strides, self._offset)
 
+    def type(self) -> str:
+        """The legacy type name, like ``torch.FloatTensor``: ``minikernel.FloatTensor``."""
+        return f"minikernel.{_SCALAR_NAMES[self.dtype]}Tensor"
+
     def __repr__(self) -> str:
         if not self.is_cuda:
             return self._autograd_repr(repr(self.to_torch()))
@@ -422,8 +422,6 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     ``dtype`` says otherwise (a numpy dtype or a name such as ``"float64"``).
     ``requires_grad=True`` makes it a leaf of the autograd graph (chapter 03).
     """
-    from .kernels.layout import contiguous_strides
-
     array = np.array(data, dtype=dtype)
     if dtype is None and not isinstance(data, np.ndarray) and array.dtype == np.float64:
         array = array.astype(np.float32)

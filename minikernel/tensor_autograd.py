@@ -1,34 +1,23 @@
 """What a Tensor knows about autograd (chapter 03): ``requires_grad``, ``grad``,
 ``grad_fn``, hooks, ``backward()``, ``detach()`` and its version counter.
 
-Mixed into ``Tensor`` (``tensor.py``); the graph itself is ``graph.py`` and the
-engine ``autograd.py``.
+Mixed into ``Tensor`` (``tensor.py``); the graph itself is ``autograd/graph.py``
+and the engine ``autograd/engine.py``.
 """
 from __future__ import annotations
 
 import warnings
 from typing import Callable, Optional
 
-from . import graph
+from . import tensor_backends
+from .autograd import graph
+from .autograd.engine import AccumulateGrad
 
 _NON_LEAF_GRAD = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
     "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
     "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make "
     "sure you access the leaf Tensor instead.")
-
-
-def autograd_active(args: tuple) -> bool:
-    """Whether an operation on ``args`` goes through the autograd layer (``functions.py``):
-    when an operand requires grad, or while a backward pass runs. Otherwise it is
-    chapter 02's kernel dispatch (``ops.py``)."""
-    return graph.backward_running() or any(isinstance(a, AutogradMixin) and a.requires_grad for a in args)
-
-
-def _F():
-    from . import functions
-
-    return functions
 
 
 class AutogradMixin:
@@ -39,7 +28,7 @@ class AutogradMixin:
         self._grad = None
         self.grad_fn: Optional[graph.Node] = None
         self._output_nr = 0
-        self._accumulator: Optional[graph.AccumulateGrad] = None
+        self._accumulator: Optional[AccumulateGrad] = None
         self._retains_grad = False
         self._vc = [0]  # version counter, shared by views of the same memory
 
@@ -135,9 +124,7 @@ class AutogradMixin:
             retain_graph: keep the saved tensors for another backward (default: ``create_graph``).
             create_graph: record the backward pass, for higher-order derivatives (default False).
         """
-        from . import autograd
-
-        autograd.backward(self, gradient, retain_graph, create_graph)
+        tensor_backends.run_backward(self, gradient, retain_graph, create_graph)
 
     # -------------------------------------------------- graph plumbing
     def detach(self):
@@ -152,7 +139,7 @@ class AutogradMixin:
         return type(self)(self._storage, self._shape, self._strides, self._offset)
 
     def clone(self):
-        return _F().clone(self)
+        return tensor_backends.autograd().clone(self)
 
     def _alias(self):
         """Another Tensor object over the same memory with the same history."""
@@ -164,10 +151,10 @@ class AutogradMixin:
     def _set_history(self, node: graph.Node, output_nr: int) -> None:
         self.grad_fn, self._output_nr = node, output_nr
 
-    def _grad_accumulator(self) -> graph.AccumulateGrad:
+    def _grad_accumulator(self) -> AccumulateGrad:
         """The leaf's AccumulateGrad node, made once (every use of the leaf shares it)."""
         if self._accumulator is None:
-            self._accumulator = graph.AccumulateGrad(self)
+            self._accumulator = AccumulateGrad(self)
         return self._accumulator
 
     def _autograd_repr(self, text: str) -> str:
@@ -177,9 +164,3 @@ class AutogradMixin:
         if self._requires_grad:
             return f"{text[:-1]}, requires_grad=True)"
         return text
-
-    def type(self) -> str:
-        """The legacy type name, like ``torch.FloatTensor``: ``minikernel.FloatTensor``."""
-        from .ops import _SCALAR_NAMES
-
-        return f"minikernel.{_SCALAR_NAMES[self.dtype]}Tensor"

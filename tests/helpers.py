@@ -133,7 +133,7 @@ def assert_backward_same_as_torch(fn: Callable, *values: torch.Tensor, grad: tor
     from ``values``; the outputs and every leaf's ``.grad`` must agree (float64).
 
     ``fn`` receives the leaves and may use operators, Tensor methods, or
-    ``minikernel.functions`` / ``torch`` functions picked by the leaves' type.
+    ``minikernel.autograd.functions`` / ``torch`` functions picked by the leaves' type.
     ``grad`` is the gradient of the output (default: ones).
     """
     theirs, mine = leaves_pair(*values)

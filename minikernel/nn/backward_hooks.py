@@ -24,11 +24,12 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from .. import values as V
-from ..autograd import Function
-from ..graph import Node, is_grad_enabled
-from ..tensor import Tensor
+from ..autograd import values as V
+from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.graph import Node
 from ..course.exercise import exercise
+from ..tensor import Tensor
 
 Grads = tuple  #: one gradient (a Tensor) or None per argument / output of the module
 

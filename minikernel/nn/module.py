@@ -28,13 +28,18 @@ from typing import Any, Callable, Iterator, Mapping, Optional
 
 import numpy as np
 
-from .. import values as V
+from ..autograd import values as V
 from ..course.exercise import exercise
 from ..tensor import Tensor, typename  # noqa: F401 - re-exported for error messages
 from . import state as S
-from .hooks import (RemovableHandle, register_module_backward_hook, register_module_forward_hook,  # noqa: F401
-                    register_module_forward_pre_hook, register_module_full_backward_hook,
-                    register_module_full_backward_pre_hook)
+from .hooks import (  # noqa: F401
+    RemovableHandle,
+    register_module_backward_hook,
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+)
 from .module_hooks import HookMethods
 from .parameter import Parameter
 

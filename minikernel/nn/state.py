@@ -17,9 +17,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .. import values as V
+from ..autograd import values as V
+from ..autograd.grad_mode import no_grad
 from ..course.exercise import exercise
-from ..graph import no_grad
 from ..tensor import Tensor
 
 

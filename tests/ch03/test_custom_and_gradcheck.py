@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 import minikernel as mk
 from minikernel import Tensor
 from minikernel import autograd as A
-from minikernel import functions as F
-from minikernel import gradcheck as G
-from minikernel.custom_functions import MyReLU, my_relu_backward, my_relu_forward
+from minikernel.autograd import finite_differences as G
+from minikernel.autograd import functions as F
+from minikernel.autograd.custom_functions import MyReLU, my_relu_backward, my_relu_forward
 from tests.helpers import leaves_pair
 
 

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minikernel import Tensor
-from minikernel import derivatives as D
+from minikernel.autograd import derivatives as D
 from tests.helpers import assert_backward_same_as_torch
 
 

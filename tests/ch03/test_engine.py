@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import minikernel as mk
 from minikernel import autograd as A
-from minikernel.graph import Node
+from minikernel.autograd.graph import Node
 from tests.ch03 import programs as P
 from tests.helpers import assert_backward_same_as_torch, leaves_pair
 

@@ -1,7 +1,9 @@
-"""The element-wise Functions: forward with numpy, backward with ``minikernel.functions``.
+"""The element-wise operations: each Function's forward (numpy) and backward side by side,
+then the functional form (``add(a, b)``, ...) that ``functions.py`` re-exports.
 
-See ``functions.py`` for how these fit together; the formulas that are exercises
-(3.2 broadcast reduction, 3.4 mul/div/pow) are in ``derivatives.py``.
+The formulas that are exercises (3.2 broadcast reduction, 3.4 mul/div/pow) are in
+``derivatives.py``. Backward formulas call the functional forms, so with
+``create_graph=True`` they are recorded too.
 """
 from __future__ import annotations
 
@@ -9,20 +11,26 @@ from typing import Union
 
 import numpy as np
 
+from ..tensor import Tensor, bool_
 from . import derivatives as D
-from . import functions as F
 from . import values as V
-from .autograd import Function
-from .tensor import Tensor
+from .function import Function
 
 Operand = Union[Tensor, int, float]
 _np = V.array
 
 
+def _binary_values(a: Operand, b: Operand):
+    """Promote, wrap scalars and broadcast-check two operands: (a, b, result dtype)."""
+    dtype = V.result_dtype(a, b)
+    a, b = V.operand(a, dtype), V.operand(b, dtype)
+    V.broadcast_shape(a.shape, b.shape)
+    return a, b, dtype
+
+
 def _reduce_to(grad: Tensor, shape: tuple) -> Tensor:
     """``grad`` summed back to an input's ``shape`` (exercise 3.2 when it was broadcast)."""
     return grad if grad.shape == tuple(shape) else D.sum_to_shape(grad, shape)
-
 
 
 # ------------------------------------------------------------ element-wise
@@ -49,7 +57,7 @@ class Sub(Function):
 
     @staticmethod
     def backward(ctx, grad: Tensor):
-        return _reduce_to(grad, ctx.shapes[0]), _reduce_to(F.neg(grad), ctx.shapes[1])
+        return _reduce_to(grad, ctx.shapes[0]), _reduce_to(neg(grad), ctx.shapes[1])
 
 
 class Mul(Function):
@@ -127,12 +135,12 @@ def _unary(name: str, numpy_fn, save: str, derivative, keep_dtype: bool = False)
                                     "forward": staticmethod(forward), "backward": staticmethod(backward)})
 
 
-Neg = _unary("Neg", np.negative, "input", lambda g, x: F.neg(g), keep_dtype=True)
-Exp = _unary("Exp", np.exp, "result", lambda g, r: F.mul(g, r))
-Log = _unary("Log", np.log, "input", lambda g, x: F.div(g, x))
-Relu = _unary("Relu", lambda v: np.maximum(v, 0), "result", lambda g, r: F.mul(g, F.gt(r, 0)), keep_dtype=True)
-Sigmoid = _unary("Sigmoid", lambda v: 1 / (1 + np.exp(-v)), "result", lambda g, r: F.mul(g, F.mul(r, F.sub(1, r))))
-Tanh = _unary("Tanh", np.tanh, "result", lambda g, r: F.mul(g, F.sub(1, F.mul(r, r))))
+Neg = _unary("Neg", np.negative, "input", lambda g, x: neg(g), keep_dtype=True)
+Exp = _unary("Exp", np.exp, "result", lambda g, r: mul(g, r))
+Log = _unary("Log", np.log, "input", lambda g, x: div(g, x))
+Relu = _unary("Relu", lambda v: np.maximum(v, 0), "result", lambda g, r: mul(g, gt(r, 0)), keep_dtype=True)
+Sigmoid = _unary("Sigmoid", lambda v: 1 / (1 + np.exp(-v)), "result", lambda g, r: mul(g, mul(r, sub(1, r))))
+Tanh = _unary("Tanh", np.tanh, "result", lambda g, r: mul(g, sub(1, mul(r, r))))
 
 
 class Clone(Function):
@@ -159,6 +167,94 @@ class Where(Function):
     @staticmethod
     def backward(ctx, grad: Tensor):
         (condition,) = ctx.saved_tensors
-        zero = F.zeros_like(grad)
-        return (None, _reduce_to(F.where(condition, grad, zero), ctx.shapes[0]),
-                _reduce_to(F.where(condition, zero, grad), ctx.shapes[1]))
+        zero = V.zeros_like(grad)
+        return (None, _reduce_to(where(condition, grad, zero), ctx.shapes[0]),
+                _reduce_to(where(condition, zero, grad), ctx.shapes[1]))
+
+
+# --------------------------------------------------------- the functional API
+def add(a: Operand, b: Operand) -> Tensor:
+    return Add.apply(*_binary_values(a, b)[:2])
+
+
+def sub(a: Operand, b: Operand) -> Tensor:
+    return Sub.apply(*_binary_values(a, b)[:2])
+
+
+def mul(a: Operand, b: Operand) -> Tensor:
+    return Mul.apply(*_binary_values(a, b)[:2])
+
+
+def div(a: Operand, b: Operand) -> Tensor:
+    return Div.apply(*_binary_values(a, b)[:2])
+
+
+def pow(base: Operand, exponent: Operand) -> Tensor:  # noqa: A001 - torch's name
+    """``base ** exponent``: PowBackward0 (number exponent), 1 (tensor), 2 (number base)."""
+    if not isinstance(base, Tensor):
+        return PowScalarBase.apply(V.operand(base, V.result_dtype(base, exponent)), exponent)
+    if isinstance(exponent, Tensor):
+        V.broadcast_shape(base.shape, exponent.shape)
+        return PowTensor.apply(base, exponent)
+    return Pow.apply(base, exponent)
+
+
+def neg(x: Tensor) -> Tensor:
+    return Neg.apply(x)
+
+
+def exp(x: Tensor) -> Tensor:
+    return Exp.apply(x)
+
+
+def log(x: Tensor) -> Tensor:
+    return Log.apply(x)
+
+
+def relu(x: Tensor) -> Tensor:
+    return Relu.apply(x)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    return Sigmoid.apply(x)
+
+
+def tanh(x: Tensor) -> Tensor:
+    return Tanh.apply(x)
+
+
+def clone(x: Tensor) -> Tensor:
+    return Clone.apply(x)
+
+
+def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
+    dtype = V.result_dtype(a, b)
+    return Where.apply(condition, V.operand(a, dtype), V.operand(b, dtype))
+
+
+# ------------------------------------------------ not differentiable (no graph)
+def _compare(numpy_fn, a: Operand, b: Operand) -> Tensor:
+    dtype = V.result_dtype(a, b)
+    a, b = V.operand(a, dtype), V.operand(b, dtype)
+    V.broadcast_shape(a.shape, b.shape)
+    return V.wrap(numpy_fn(_np(a), _np(b)), bool_)
+
+
+def gt(a: Operand, b: Operand) -> Tensor:
+    return _compare(np.greater, a, b)
+
+
+def lt(a: Operand, b: Operand) -> Tensor:
+    return _compare(np.less, a, b)
+
+
+def ge(a: Operand, b: Operand) -> Tensor:
+    return _compare(np.greater_equal, a, b)
+
+
+def le(a: Operand, b: Operand) -> Tensor:
+    return _compare(np.less_equal, a, b)
+
+
+def eq(a: Operand, b: Operand) -> Tensor:
+    return _compare(np.equal, a, b)

@@ -13,12 +13,14 @@ promotion and broadcasting errors.
 from __future__ import annotations
 
 from numbers import Number
-from typing import Sequence, Union
+from typing import Union
 
 import numpy as np
 
-from .kernels.layout import contiguous_strides
-from .tensor import _TORCH_NAMES, Tensor, float32
+from .. import shape_rules
+from ..kernels.layout import contiguous_strides
+from ..ops import result_type, scalar_tensor
+from ..tensor import _TORCH_NAMES, Tensor, _sizes, float32
 
 Operand = Union[Tensor, int, float]
 
@@ -56,8 +58,6 @@ def view_of(base: Tensor, values: np.ndarray) -> Tensor:
 
 def result_dtype(*operands: Operand) -> np.dtype:
     """PyTorch's type promotion (``torch.result_type``), as minikernel.ops computes it."""
-    from .ops import result_type
-
     return result_type(*operands)
 
 
@@ -68,23 +68,28 @@ def operand(x: Operand, dtype: np.dtype) -> Tensor:
         return x
     if isinstance(x, bool) or not isinstance(x, Number):
         raise TypeError(f"expected a minikernel Tensor or a Python number, got {type(x).__name__}")
-    from .ops import scalar_tensor
-
     return scalar_tensor(x, dtype, "cpu")
 
 
-def broadcast_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
-    """Broadcast two shapes, with PyTorch's error when they do not fit."""
-    out = []
-    for i in range(1, max(len(a), len(b)) + 1):
-        x = a[-i] if i <= len(a) else 1
-        y = b[-i] if i <= len(b) else 1
-        if x != y and 1 not in (x, y):
-            dim = max(len(a), len(b)) - i
-            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
-                               f"at non-singleton dimension {dim}")
-        out.append(y if x == 1 else x)
-    return tuple(reversed(out))
+#: PyTorch's broadcasting rule and error (``shape_rules.py``, shared with the kernel path).
+broadcast_shape = shape_rules.broadcast_shape
+
+
+def zeros_like(x: Tensor) -> Tensor:
+    return wrap(np.zeros(x.shape, x.dtype))
+
+
+def ones_like(x: Tensor) -> Tensor:
+    return wrap(np.ones(x.shape, x.dtype))
+
+
+def zeros(*shape: int, dtype=np.float32) -> Tensor:
+    """``zeros(2, 3)`` or ``zeros((2, 3))``, like torch."""
+    return wrap(np.zeros(_sizes(shape), dtype))
+
+
+def ones(*shape: int, dtype=np.float32) -> Tensor:
+    return wrap(np.ones(_sizes(shape), dtype))
 
 
 def default_float(dtype: np.dtype) -> np.dtype:

@@ -2,7 +2,7 @@
 
 Each function receives the gradient of an operation's output and what the
 forward saved, and returns the gradients of the inputs, shaped like the inputs.
-Write them with ``minikernel.functions`` (``F.mul``, ``F.matmul``, ...) or with
+Write them with ``minikernel.autograd.functions`` (``F.mul``, ``F.matmul``, ...) or with
 Tensor operators: either way they are recorded when ``create_graph=True``, which
 is what makes second derivatives work.
 
@@ -16,8 +16,12 @@ from __future__ import annotations
 from numbers import Number
 from typing import Optional, Sequence, Union
 
-from .course.exercise import exercise
-from .tensor import Tensor
+from ..course.exercise import exercise
+from ..tensor import Tensor
+from ..tensor_backends import functions as F  # noqa: F401 - for your exercises
+
+# F is minikernel.autograd.functions, reached through the registry at call time: the op
+# modules import this one for their backward formulas, so this one can't import them.
 
 Shape = tuple[int, ...]
 Grad = Optional[Tensor]

@@ -6,18 +6,21 @@ Every result of a differentiable operation points at the node that made it
 when that input needs no gradient) and what it saved from the forward pass to
 compute them. Leaves that require grad end in an ``AccumulateGrad`` node, which
 adds the gradient into ``leaf.grad``. This is PyTorch's ``torch/csrc/autograd``
-in a few classes; the engine that walks the graph is ``autograd.py``.
+in a few classes (``torch.autograd.graph``); the engine that walks the graph is
+``engine.py``, the node of a ``Function`` call is in ``function.py``.
+
+Nothing here imports the Tensor: a Tensor holds its ``grad_fn`` node, so the
+nodes sit below it (as PyTorch's ``Node`` sits below ``TensorImpl``'s autograd meta).
 """
 from __future__ import annotations
 
 import itertools
-import math
-import threading
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence
+
+from .grad_mode import engine_running
 
 if TYPE_CHECKING:
-    from .tensor import Tensor
+    from ..tensor import Tensor
 
 Edge = tuple[Optional["Node"], int]   #: (node the gradient goes to, which of its inputs)
 Grads = tuple[Optional["Tensor"], ...]  #: one gradient (or None) per slot
@@ -27,52 +30,6 @@ _GRAPH_FREED = (
     "have already been freed). Saved intermediate values of the graph are freed when you call "
     ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
     "graph a second time or if you need to access saved tensors after calling backward.")
-
-# ------------------------------------------------------------------ grad mode
-_local = threading.local()
-
-
-def is_grad_enabled() -> bool:
-    """Whether new operations are recorded (``torch.is_grad_enabled()``)."""
-    return getattr(_local, "enabled", True)
-
-
-@contextmanager
-def set_grad_enabled(mode: bool) -> Iterator[None]:
-    """Record (True) or not (False) inside the block, then restore the previous mode."""
-    previous = is_grad_enabled()
-    _local.enabled = bool(mode)
-    try:
-        yield
-    finally:
-        _local.enabled = previous
-
-
-def no_grad():
-    """``with minikernel.no_grad():`` — nothing inside is recorded (``torch.no_grad``)."""
-    return set_grad_enabled(False)
-
-
-def enable_grad():
-    """``with minikernel.enable_grad():`` — record again inside a ``no_grad`` block."""
-    return set_grad_enabled(True)
-
-
-def backward_running() -> bool:
-    """True while the engine runs a backward pass (see ``engine_running``)."""
-    return getattr(_local, "in_backward", 0) > 0
-
-
-@contextmanager
-def engine_running() -> Iterator[None]:
-    """Mark a backward pass: tensor arithmetic inside it uses the autograd layer's
-    numpy values (``functions.py``), so a backward formula never needs chapter 02's kernels."""
-    _local.in_backward = getattr(_local, "in_backward", 0) + 1
-    try:
-        yield
-    finally:
-        _local.in_backward -= 1
-
 
 # ---------------------------------------------------------------------- hooks
 class RemovableHandle:
@@ -205,87 +162,6 @@ class Node:
 
     def release(self) -> None:
         """Free the tensors saved for backward (retain_graph=False)."""
-
-
-class AccumulateGrad(Node):
-    """The end of the graph for a leaf that requires grad: adds the gradient into ``.grad``.
-
-    It runs as soon as it is ready (PyTorch gives it the largest sequence number).
-    """
-
-    _name = "AccumulateGrad"
-
-    def __init__(self, variable: "Tensor"):
-        super().__init__()
-        self._sequence_nr = math.inf
-        self.variable = variable
-
-    def apply(self, grad: "Tensor") -> Grads:
-        from . import autograd
-
-        autograd.accumulate_grad(self.variable, grad)
-        return ()
-
-
-class BackwardNode(Node):
-    """The node of a ``Function`` call: it is also the ``ctx`` its forward saw.
-
-    Holds what ``forward`` saved (``save_for_backward``) and anything set on
-    ``ctx``; ``apply`` calls the Function's ``backward(ctx, *grads)``.
-    """
-
-    _function: Any = None
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved: Optional[list[Optional[SavedTensor]]] = []
-        self._freed = False
-        self.needs_input_grad: tuple[bool, ...] = ()
-        self._forward_arg_is_tensor: tuple[bool, ...] = ()
-
-    def name(self) -> str:
-        return getattr(self._function, "_torch_name", None) or f"{self._function.__name__}Backward"
-
-    def save_for_backward(self, *tensors: Optional["Tensor"]) -> None:
-        """Keep tensors (or None) for backward; they come back from ``ctx.saved_tensors``."""
-        from .tensor import Tensor
-
-        for t in tensors:
-            if t is not None and not isinstance(t, Tensor):
-                raise TypeError(f"save_for_backward can only save variables, but argument {len(self._saved)} "
-                                f"is of type {type(t).__name__}; store other values as attributes of ctx")
-        self._saved = [None if t is None else SavedTensor(t, self) for t in tensors]
-
-    @property
-    def saved_tensors(self) -> tuple[Optional["Tensor"], ...]:
-        if self._freed:
-            raise RuntimeError(_GRAPH_FREED)
-        return tuple(None if s is None else s.unpack() for s in self._saved)
-
-    def release(self) -> None:
-        if self._saved:
-            self._freed = True
-            self._saved = None
-
-    def apply(self, *grad_outputs: "Tensor") -> Grads:
-        from .tensor import Tensor
-
-        if self._freed:
-            raise RuntimeError(_GRAPH_FREED)
-        grads = self._function.backward(self, *grad_outputs)
-        grads = grads if isinstance(grads, tuple) else (grads,)
-        expected = len(self.needs_input_grad)
-        if len(grads) != expected:
-            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
-                               f"(expected {expected}, got {len(grads)}): backward must return one "
-                               f"gradient (or None) per argument of forward")
-        # Keep the gradients of tensor arguments only: those are the node's edges.
-        kept = [g for g, is_tensor in zip(grads, self._forward_arg_is_tensor) if is_tensor]
-        for g in kept:
-            if g is not None and not isinstance(g, Tensor):
-                raise TypeError(f"{self.name()}.backward returned a {type(g).__name__}; gradients must be "
-                                f"minikernel Tensors or None")
-        return tuple(kept)
 
 
 def gradient_edge(t: "Tensor") -> Edge:

@@ -1,0 +1,153 @@
+"""Views (view/reshape, permute/transpose, expand, indexing): forward and backward side by side,
+then the functional forms. A view shares memory with its input, as in PyTorch.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .. import shape_rules as R
+from ..tensor import Tensor, _wrap_dim
+from . import derivatives as D
+from . import values as V
+from .function import Function
+
+_np = V.array
+
+
+def _reduce_to(grad: Tensor, shape: tuple) -> Tensor:
+    """``grad`` summed back to an input's ``shape`` (exercise 3.2 when it was broadcast)."""
+    return grad if grad.shape == tuple(shape) else D.sum_to_shape(grad, shape)
+
+
+# -------------------------------------------------------------------- views
+class View(Function):
+    """``view``/``reshape``: a new header over the same memory when the strides allow it."""
+    _torch_name = "ViewBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, shape: tuple, copy_ok: bool = False) -> Tensor:
+        ctx.shape = x.shape
+        try:
+            return V.view_of(x, np.reshape(_np(x), shape, copy=False))
+        except ValueError as err:
+            if "copy" not in str(err) and "cannot reshape" in str(err):
+                raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {x.numel()}") from None
+            if not copy_ok:
+                raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one"
+                                   " dimension spans across two contiguous subspaces). Use .reshape(...) "
+                                   "instead.") from None
+            return V.wrap(np.reshape(_np(x), shape))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return reshape(grad, ctx.shape), None, None
+
+
+class Permute(Function):
+    _torch_name = "PermuteBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, dims: tuple) -> Tensor:
+        dims = tuple(_wrap_dim(d, x.ndim) for d in dims)
+        if len(dims) != x.ndim or len(set(dims)) != len(dims):
+            raise RuntimeError(f"permute(): dims {list(dims)} must name each of the {x.ndim} dimensions once")
+        ctx.inverse = tuple(int(i) for i in np.argsort(dims))
+        return V.view_of(x, np.transpose(_np(x), dims))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return permute(grad, ctx.inverse), None
+
+
+class Transpose(Permute):
+    _torch_name = "TransposeBackward0"
+
+
+class T(Permute):
+    _torch_name = "TBackward0"
+
+
+class Expand(Function):
+    _torch_name = "ExpandBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, shape: tuple) -> Tensor:
+        shape = tuple(x.shape[d - len(shape) + x.ndim] if n == -1 else n for d, n in enumerate(shape))
+        ctx.shape = x.shape
+        try:
+            return V.view_of(x, np.broadcast_to(_np(x), shape))
+        except ValueError:
+            raise RuntimeError(f"The expanded size of the tensor must match the existing size at non-singleton "
+                               f"dimensions: cannot expand {list(x.shape)} to {list(shape)}") from None
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return _reduce_to(grad, ctx.shape), None
+
+
+class Index(Function):
+    """``x[key]`` with ints and slices: a view; backward puts the gradient back in place."""
+    _torch_name = "SliceBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, key) -> Tensor:
+        ctx.shape, ctx.dtype, ctx.key = x.shape, x.dtype, key
+        return V.view_of(x, _np(x)[key])
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return IndexBackward.apply(grad, ctx.shape, ctx.key), None
+
+
+class IndexBackward(Function):
+    """Zeros of the input's shape with ``grad`` written at ``key`` (differentiable again: its
+    backward is indexing)."""
+    _torch_name = "SliceBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad: Tensor, shape: tuple, key) -> Tensor:
+        ctx.key = key
+        out = np.zeros(shape, grad.dtype)
+        out[key] = _np(grad)
+        return V.wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return index(grad, ctx.key), None, None
+
+
+# ------------------------------------------------------- functional forms
+def view(x: Tensor, shape: Sequence[int]) -> Tensor:
+    return View.apply(x, R.infer_shape(shape, x.numel()), False)
+
+
+def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
+    return View.apply(x, R.infer_shape(shape, x.numel()), True)
+
+
+def permute(x: Tensor, dims: Sequence[int]) -> Tensor:
+    return Permute.apply(x, tuple(dims))
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    order = list(range(x.ndim))
+    if x.ndim:
+        d0, d1 = _wrap_dim(dim0, x.ndim), _wrap_dim(dim1, x.ndim)
+        order[d0], order[d1] = order[d1], order[d0]
+    return Transpose.apply(x, tuple(order))
+
+
+def t(x: Tensor) -> Tensor:
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return T.apply(x, tuple(reversed(range(x.ndim))))
+
+
+def expand(x: Tensor, shape: Sequence[int]) -> Tensor:
+    return Expand.apply(x, tuple(shape))
+
+
+def index(x: Tensor, key) -> Tensor:
+    return Index.apply(x, key)
