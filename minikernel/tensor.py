@@ -167,7 +167,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
     def _with(self, shape: Sequence[int], strides: Sequence[int], offset: int | None = None) -> "Tensor":
         """A new header over the same storage (and the same version counter)."""
         out = Tensor(self._storage, shape, strides, self._offset if offset is None else offset)
-        out._vc = self._vc
+        out._make_view_of(self)
         return out
 
     # ------------------------------------------------------------------ views

@@ -15,6 +15,7 @@ nodes sit below it (as PyTorch's ``Node`` sits below ``TensorImpl``'s autograd m
 from __future__ import annotations
 
 import itertools
+import re
 from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence
 
 from .grad_mode import engine_running
@@ -78,13 +79,21 @@ class SavedTensor:
     def unpack(self) -> "Tensor":
         t = self.tensor
         if t._version != self.version:
+            node = t.grad_fn
+            which = f", which is output {t._output_nr} of {_short_name(node)}," if node is not None else ""
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{t.type()} {list(t.shape)}], which is saved by {self._node_name}, is at "
-                f"version {t._version}; expected version {self.version} instead. Hint: the in-place "
-                f"operation overwrote a value backward needs; use its out-of-place form (e.g. x = x.mul(2) "
-                f"instead of x.mul_(2)) or .clone() the tensor first.")
+                f"operation: [{t.type()} {list(t.shape)}]{which} is at version {t._version}; expected version "
+                f"{self.version} instead. Hint: the in-place operation overwrote a value that {self._node_name} "
+                f"needs; use its out-of-place form (e.g. x = x.mul(2) instead of x.mul_(2)) or .clone() the "
+                f"tensor first.")
         return t
+
+
+def _short_name(node: "Node") -> str:
+    """``MulBackward0`` -> ``Mul``: how torch names a node in its version-counter error."""
+    name = node.name()
+    return re.sub(r"Backward\d*$", "", name)
 
 
 # ----------------------------------------------------------------------- nodes

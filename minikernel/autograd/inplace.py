@@ -3,7 +3,13 @@
 The new values are computed out of place, written into ``x``'s memory, and ``x``'s
 version counter is bumped; while recording, ``x`` takes the new node as its
 ``grad_fn`` (PyTorch "rebases" its history), so anything that saved the old ``x``
-for backward finds its version changed and refuses to run.
+for backward finds its version changed and refuses to run. An op that saves its
+result (``exp_``, ``relu_``, ``sigmoid_``, ``tanh_``) saves ``x`` itself, at its new
+version, as torch does.
+
+When ``x`` is a view, the values written are its base's too: the base's history is
+rewritten with a ``CopySlices`` node (``view_nodes.py``), and ``x`` (like every view
+of that base) then reaches the graph through the base.
 """
 from __future__ import annotations
 
@@ -15,7 +21,9 @@ from ..ops import check_out
 from ..tensor import Tensor
 from . import values as V
 from .grad_mode import is_grad_enabled
+from .graph import Node
 from .pointwise import add, div, exp, log, mul, neg, pow, relu, sigmoid, sub, tanh
+from .view_nodes import CopySlices
 
 Operand = Union[Tensor, int, float]
 
@@ -27,13 +35,26 @@ def inplace(name: str, x: Tensor, other: Optional[Operand] = None) -> Tensor:
     """``x.<name>_(other)``: compute out of place, write the values into ``x``, bump its version."""
     args = (x,) if other is None else (x, other)
     recording = is_grad_enabled() and any(isinstance(a, Tensor) and a.requires_grad for a in args)
-    if recording and x.is_leaf and x.requires_grad:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if recording:
+        x._check_inplace()
     source = x._alias() if recording else x
     result = _INPLACE[name](*((source,) if other is None else (source, other)))
     check_out(f"{name}_", x, result.shape, result.dtype, "cpu", [source], inplace=True)  # torch's refusals
     np.copyto(V.array(x), V.array(result), casting="unsafe")
     x._bump_version()
-    if recording:
-        x._set_history(result.grad_fn, result._output_nr)
+    if recording and result.grad_fn is not None:
+        rebase_history(x, result, result.grad_fn)
     return x
+
+
+def rebase_history(x: Tensor, result: Tensor, node: Node) -> None:
+    """Make ``node`` (computed out of place as ``result``) the history of ``x``, now holding its values."""
+    if hasattr(node, "_to_save") and any(t is result for t in node._to_save):
+        node._to_save = tuple(x if t is result else t for t in node._to_save)
+        node._freeze_saved()  # the result saved is x itself, at its new version
+    if x._base is None:
+        x._set_history(node, result._output_nr)
+        return
+    base = x._base
+    base._set_history(CopySlices(base, x, node), 0)
+    # x's own grad_fn is regenerated from the base when next read (its version moved on).

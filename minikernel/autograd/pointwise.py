@@ -60,32 +60,57 @@ class Sub(Function):
         return _reduce_to(grad, ctx.shapes[0]), _reduce_to(neg(grad), ctx.shapes[1])
 
 
+def _save_needed(ctx, a: Tensor, b: Tensor, a_needed: bool, b_needed: bool) -> None:
+    """Save only the operands a gradient needs (as ``derivatives.yaml`` says), with their shapes:
+    an operand that isn't saved can be modified in place later without breaking backward."""
+    ctx.likes = (a.shape, a.dtype), (b.shape, b.dtype)
+    ctx.save_for_backward(a if a_needed else None, b if b_needed else None)
+
+
+def _unpack_or_stand_in(ctx) -> tuple[Tensor, Tensor]:
+    """The saved operands; one that wasn't saved is only needed for the gradient nobody asked for,
+    so zeros of its shape stand in (stride 0: no memory), and that gradient is dropped."""
+    saved = ctx.saved_tensors
+    return tuple(t if t is not None else V.stand_in(shape, dtype) for t, (shape, dtype) in zip(saved, ctx.likes))
+
+
+def _keep_needed(ctx, grads: tuple) -> tuple:
+    return tuple(g if needed else None for g, needed in zip(grads, ctx.needs_input_grad))
+
+
 class Mul(Function):
+    """``a * b``: saves ``b`` if ``a`` needs a gradient and ``a`` if ``b`` does (torch's MulBackward0)."""
     _torch_name = "MulBackward0"
 
     @staticmethod
     def forward(ctx, a: Tensor, b: Tensor) -> Tensor:
-        ctx.save_for_backward(a, b)
+        need_a, need_b = ctx.needs_input_grad[:2] if ctx.needs_input_grad else (False, False)
+        _save_needed(ctx, a, b, need_b, need_a)
         return V.wrap(np.multiply(_np(a), _np(b)), V.result_dtype(a, b))
 
     @staticmethod
     def backward(ctx, grad: Tensor):
-        return D.mul_backward(grad, *ctx.saved_tensors)
+        return _keep_needed(ctx, D.mul_backward(grad, *_unpack_or_stand_in(ctx)))
 
 
 class Div(Function):
+    """``a / b``: saves ``b`` if either needs a gradient, ``a`` if ``b`` does (torch's DivBackward0)."""
     _torch_name = "DivBackward0"
 
     @staticmethod
     def forward(ctx, a: Tensor, b: Tensor) -> Tensor:
-        ctx.save_for_backward(a, b)
+        need_a, need_b = ctx.needs_input_grad[:2] if ctx.needs_input_grad else (False, False)
+        _save_needed(ctx, a, b, need_b, need_a or need_b)
         with np.errstate(divide="ignore", invalid="ignore"):
             values = np.true_divide(_np(a), _np(b))
         return V.wrap(values, V.default_float(V.result_dtype(a, b)))
 
     @staticmethod
     def backward(ctx, grad: Tensor):
-        return D.div_backward(grad, *ctx.saved_tensors)
+        a, b = _unpack_or_stand_in(ctx)
+        if not ctx.needs_input_grad[1]:
+            a = V.stand_in(a.shape, a.dtype)
+        return _keep_needed(ctx, D.div_backward(grad, a, b))
 
 
 class Pow(Function):

@@ -13,7 +13,7 @@ promotion and broadcasting errors.
 from __future__ import annotations
 
 from numbers import Number
-from typing import Union
+from typing import Sequence, Union
 
 import numpy as np
 
@@ -52,7 +52,7 @@ def view_of(base: Tensor, values: np.ndarray) -> Tensor:
     else:
         start = values.__array_interface__["data"][0] - storage.__array_interface__["data"][0]
         out = Tensor(storage, values.shape, tuple(s // item for s in values.strides), start // item)
-    out._vc = base._vc
+    out._make_view_of(base)
     return out
 
 
@@ -73,6 +73,12 @@ def operand(x: Operand, dtype: np.dtype) -> Tensor:
 
 #: PyTorch's broadcasting rule and error (``shape_rules.py``, shared with the kernel path).
 broadcast_shape = shape_rules.broadcast_shape
+
+
+def stand_in(shape: Sequence[int], dtype: np.dtype) -> Tensor:
+    """Zeros of ``shape`` over one element (all strides 0): a placeholder for a tensor
+    a backward formula receives but whose gradient nobody asked for."""
+    return Tensor(np.zeros(1, dtype), tuple(shape), (0,) * len(shape), 0)
 
 
 def zeros_like(x: Tensor) -> Tensor:
