@@ -11,7 +11,7 @@ from .course import exercise
 from . import autograd  # chapter 03
 from . import kernels, ops, tensor_backends  # chapter 02
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .tensor import Tensor, bool_, float32, float64, int32, int64, tensor
+from .tensor import Tensor, bool_, float32, float64, int32, int64, ones, tensor, zeros
 
 # A Tensor method goes to the kernel path or the autograd path (tensor_backends.py).
 tensor_backends.register(kernels=ops, autograd=autograd.functions, backward=autograd.backward)
@@ -25,5 +25,5 @@ from .course.grading import grade  # noqa: E402
 
 exercise.check_selection()
 
-__all__ = ["Tensor", "tensor", "grade", "float32", "float64", "int32", "int64", "bool_",
+__all__ = ["Tensor", "tensor", "zeros", "ones", "grade", "float32", "float64", "int32", "int64", "bool_",
            "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]

@@ -432,3 +432,21 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     out = Tensor(array.reshape(-1), array.shape, contiguous_strides(array.shape), 0)
     out._requires_grad = bool(requires_grad)
     return out
+
+
+def _factory(fill: float, sizes: tuple, dtype: Any, requires_grad: bool) -> Tensor:
+    shape = R.check_sizes(_sizes(sizes))
+    dtype = float32 if dtype is None else np.dtype(dtype)
+    out = Tensor(np.full(max(1, math.prod(shape)), fill, dtype), shape, contiguous_strides(shape), 0)
+    out.requires_grad_(requires_grad)
+    return out
+
+
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """``torch.zeros(*size, dtype=None, requires_grad=False)``: float32 unless ``dtype`` says otherwise."""
+    return _factory(0, size, dtype, requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """``torch.ones(*size, dtype=None, requires_grad=False)``."""
+    return _factory(1, size, dtype, requires_grad)

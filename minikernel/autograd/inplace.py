@@ -37,7 +37,7 @@ def inplace(name: str, x: Tensor, other: Optional[Operand] = None) -> Tensor:
     recording = is_grad_enabled() and any(isinstance(a, Tensor) and a.requires_grad for a in args)
     if recording:
         x._check_inplace()
-    source = x._alias() if recording else x
+    source = _original(x) if recording else x
     result = _INPLACE[name](*((source,) if other is None else (source, other)))
     check_out(f"{name}_", x, result.shape, result.dtype, "cpu", [source], inplace=True)  # torch's refusals
     np.copyto(V.array(x), V.array(result), casting="unsafe")
@@ -45,6 +45,16 @@ def inplace(name: str, x: Tensor, other: Optional[Operand] = None) -> Tensor:
     if recording and result.grad_fn is not None:
         rebase_history(x, result, result.grad_fn)
     return x
+
+
+def _original(x: Tensor) -> Tensor:
+    """``x``'s values before the op, in memory of their own, with ``x``'s history: what the op's
+    backward may save (torch saves ``original_self`` too), so that writing into ``x`` next
+    doesn't invalidate it."""
+    copy = V.wrap(V.array(x))
+    copy._requires_grad, copy.grad_fn, copy._output_nr = x._requires_grad, x.grad_fn, x._output_nr
+    copy._accumulator = x._grad_accumulator() if x.requires_grad and x.grad_fn is None else None
+    return copy
 
 
 def rebase_history(x: Tensor, result: Tensor, node: Node) -> None:
