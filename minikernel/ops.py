@@ -32,6 +32,7 @@ import numpy as np
 
 from . import device as dev
 from . import strides as S
+from .autograd.grad_mode import is_grad_enabled
 from .kernels import launch, layout
 from .kernels.scalar_ops import BINARY, MAX, REDUCE, SUM, UNARY
 from .tensor import _SCALAR_NAMES, Tensor, _wrap_dim, bool_, float32, float64, int32, int64
@@ -161,6 +162,15 @@ def _dense_range(t: Tensor) -> Optional[tuple[int, int]]:
     return t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()
 
 
+def _refuse_out_with_grad(name: str, out: Tensor, *inputs: Operand, inplace: bool) -> None:
+    """``out=`` results are not recorded, so torch refuses them while any argument requires grad."""
+    if inplace or not is_grad_enabled():
+        return
+    if any(isinstance(t, Tensor) and t.requires_grad for t in (out, *inputs)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           f"but one of the arguments requires grad.")
+
+
 def check_out(name: str, out: Tensor, shape: Sequence[int], dtype: np.dtype, where: str,
               inputs: Sequence[Tensor], inplace: bool = False) -> None:
     """Refuse an ``out=`` (or in-place target) the kernel could not fill correctly, like torch."""
@@ -204,6 +214,7 @@ def unary(name: str, a: Tensor, out: Optional[Tensor] = None, inplace: bool = Fa
     if out is None:
         out = empty(a.shape, layout.output_strides(a.shape, [_computed_header(a, dtype)]), dtype, where)
     else:
+        _refuse_out_with_grad(name, out, a, inplace=inplace)
         check_out(name, out, a.shape, dtype, where, [a], inplace)
     launch.map_(UNARY[name], out, a)
     return out
@@ -231,6 +242,7 @@ def binary(name: str, a: Operand, b: Operand, out: Optional[Tensor] = None, inpl
         inputs = [_computed_header(a, dtype), _computed_header(b, dtype)]
         out = empty(shape, layout.output_strides(shape, inputs), dtype, where)
     else:
+        _refuse_out_with_grad(name, out, a, b, inplace=inplace)
         check_out(name, out, shape, dtype, where, [a, b], inplace)
     launch.zip_(BINARY[name], out, a.expand(*shape), b.expand(*shape))
     return out

@@ -73,6 +73,42 @@ class UntypedStorage:
     def nbytes(self) -> int:
         return self._array.nbytes
 
+    # ----------------------------------------------------- writing in place
+    def copy_(self, src: "Tensor") -> "Tensor":
+        """Write ``src`` (broadcast to this shape, cast to this dtype) into this tensor's memory."""
+        if not isinstance(src, Tensor):
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+        if autograd_active((self, src)):
+            return autograd().inplace("copy", self, src)
+        self._write(np.broadcast_to(src.to_numpy(), R.broadcast_shape(self._shape, src.shape)))
+        return self
+
+    def fill_(self, value: Any) -> "Tensor":
+        """Every element becomes ``value`` (a number or a one-element tensor)."""
+        if isinstance(value, Tensor):
+            if value.ndim:
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                                   f"{value.ndim} dimensions.")
+            value = value.item()
+        if autograd_active((self,)):
+            return autograd().inplace("fill", self, value)
+        self._write(np.full(self._shape, value, self.dtype))
+        return self
+
+    def zero_(self) -> "Tensor":
+        if autograd_active((self,)):
+            return autograd().inplace("zero", self)
+        self._write(np.zeros(self._shape, self.dtype))
+        return self
+
+    def _write(self, values: np.ndarray) -> None:
+        """Outside autograd: store ``values`` (already of this shape) and bump the version."""
+        if values.shape != self._shape:
+            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
+                               f"{list(values.shape)}")
+        self._numpy_view()[...] = values
+        self._bump_version()
+
     def __len__(self) -> int:
         return self._array.nbytes
 
@@ -175,18 +211,18 @@ class Tensor(AutogradMixin, OperatorsMixin):
         return self._with(size, stride, storage_offset)
 
     def view(self, *shape) -> "Tensor":
+        R.infer_shape(_sizes(shape), self.numel())  # torch's errors, on both paths
         if autograd_active((self,)):
             return autograd().view(self, _sizes(shape))
         new_shape = S.infer_size(_sizes(shape), self.numel())
         new_strides = S.view_strides(self._shape, self._strides, new_shape)
         if new_strides is None:
-            raise RuntimeError(
-                "view size is not compatible with input tensor's size and stride (at least one"
-                " dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+            raise RuntimeError(R.VIEW_NOT_POSSIBLE)
         return self._with(new_shape, new_strides)
 
     def reshape(self, *shape) -> "Tensor":
         """A view when the strides allow one, else a contiguous copy (like torch)."""
+        R.infer_shape(_sizes(shape), self.numel())
         if autograd_active((self,)):
             return autograd().reshape(self, _sizes(shape))
         new_shape = S.infer_size(_sizes(shape), self.numel())
@@ -196,15 +232,9 @@ class Tensor(AutogradMixin, OperatorsMixin):
         return self._with(new_shape, new_strides)
 
     def permute(self, *dims) -> "Tensor":
-        dims = _sizes(dims)
+        dims = R.check_permute(_sizes(dims), self.ndim)
         if autograd_active((self,)):
             return autograd().permute(self, dims)
-        if len(dims) != self.ndim:
-            raise RuntimeError(f"permute(): number of dims don't match: the tensor has {self.ndim}"
-                               f" dimensions but {len(dims)} were given")
-        dims = tuple(_wrap_dim(d, self.ndim) for d in dims)
-        if len(set(dims)) != len(dims):
-            raise RuntimeError("permute(): duplicate dims are not allowed.")
         shape, strides = S.permute_strides(self._shape, self._strides, dims)
         return self._with(shape, strides)
 
@@ -227,6 +257,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
 
     def expand(self, *sizes) -> "Tensor":
         new_shape = _sizes(sizes)
+        R.expand_shape(self._shape, new_shape, self.type())  # torch's errors, on both paths
         if autograd_active((self,)):
             return autograd().expand(self, new_shape)
         new_strides = S.expand_strides(self._shape, self._strides, new_shape)
@@ -245,10 +276,69 @@ class Tensor(AutogradMixin, OperatorsMixin):
         flat = S.contiguous(self._storage, self._shape, self._strides, self._offset)
         return Tensor(flat, self._shape, S.contiguous_strides(self._shape), 0)
 
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        return self.expand(other.shape)
+
+    def view_as(self, other: "Tensor") -> "Tensor":
+        return self.view(other.shape)
+
+    def reshape_as(self, other: "Tensor") -> "Tensor":
+        return self.reshape(other.shape)
+
+    @property
+    def T(self) -> "Tensor":  # noqa: N802 - torch's name
+        """All dims reversed (``x.permute(n-1, ..., 0)``); torch allows it for ndim != 2 too."""
+        return self.permute(*reversed(range(self.ndim)))
+
+    @property
+    def mT(self) -> "Tensor":  # noqa: N802 - torch's name
+        """The last two dims swapped (a batch of matrices transposed)."""
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                               f"{self.ndim}-D tensor.")
+        return self.transpose(-2, -1)
+
+    # The views below are computed by the autograd path's numpy views whether or not
+    # a gradient is involved (they are not chapter 01 exercises).
+    def select(self, dim: int, index: int) -> "Tensor":
+        return autograd().select(self, dim, index)
+
+    def narrow(self, dim: int, start: int, length: int) -> "Tensor":
+        return autograd().narrow(self, dim, start, length)
+
+    def squeeze(self, dim=None) -> "Tensor":
+        return autograd().squeeze(self, dim)
+
+    def unsqueeze(self, dim: int) -> "Tensor":
+        return autograd().unsqueeze(self, dim)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+        return autograd().flatten(self, start_dim, end_dim)
+
+    def unflatten(self, dim: int, sizes) -> "Tensor":
+        return autograd().unflatten(self, dim, sizes)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
+        return autograd().diagonal(self, offset, dim1, dim2)
+
+    def unbind(self, dim: int = 0) -> tuple:
+        return autograd().unbind(self, dim)
+
+    def split(self, split_size, dim: int = 0) -> tuple:
+        return autograd().split(self, split_size, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        return autograd().chunk(self, chunks, dim)
+
     # --------------------------------------------------------------- indexing
     def __getitem__(self, key: Any) -> "Tensor":
-        """Ints and slices with positive steps, like ``t[1]``, ``t[:, ::2]``, ``t[1:, 0]``."""
+        """Ints and slices (chapter 01's headers), and ``...``, ``None``, integer tensors and boolean
+        masks (the autograd path's numpy indexing), like torch."""
         key = key if isinstance(key, tuple) else (key,)
+        if self.ndim == 0 and any(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key):
+            raise IndexError(R.ZERO_DIM_INDEX)
+        if not all(isinstance(k, (int, np.integer, slice)) and not isinstance(k, bool) for k in key):
+            return autograd().getitem(self, key)
         if autograd_active((self,)) and all(isinstance(k, (int, np.integer, slice)) for k in key):
             if len(key) > self.ndim:
                 raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
@@ -279,11 +369,22 @@ class Tensor(AutogradMixin, OperatorsMixin):
         return self._with(shape, strides, offset)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        """``t[1:, 0] = value``, and ``t[mask] = value`` with a boolean mask tensor."""
+        """``t[1:, 0] = value``, and ``t[mask] = value`` with a boolean mask tensor.
+
+        While recording (autograd involved) it is recorded like torch's: ``t[key].copy_(value)``
+        through the view (``CopySlices``), and for a mask ``t.copy_(where(mask, value, t))``.
+        """
         if is_grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
-            raise RuntimeError("minikernel does not record assignments into tensors that take part in autograd: "
-                               "build the new values out of place (e.g. with minikernel.autograd.functions.where), or "
-                               "assign under minikernel.no_grad()")
+            src = value if isinstance(value, Tensor) else tensor(value, dtype=self.dtype)
+            if isinstance(key, Tensor) and key.dtype == bool_:
+                self.copy_(autograd().where(key, src, self))
+            elif isinstance(key, Tensor) or (isinstance(key, tuple) and any(isinstance(k, Tensor) for k in key)):
+                raise RuntimeError("minikernel records assignments through ints, slices, ... and boolean masks; "
+                                   "for integer-tensor indices build the values out of place, or assign under "
+                                   "minikernel.no_grad()")
+            else:
+                self[key].copy_(src)
+            return
         values = value.to_numpy() if isinstance(value, Tensor) else value
         if isinstance(key, Tensor):
             if key.dtype != bool_:
@@ -293,6 +394,42 @@ class Tensor(AutogradMixin, OperatorsMixin):
             self._numpy_view()[key] = values
         else:
             self[key]._numpy_view()[...] = values  # the header comes from your chapter 01 code
+        self._bump_version()
+
+    # ----------------------------------------------------- writing in place
+    def copy_(self, src: "Tensor") -> "Tensor":
+        """Write ``src`` (broadcast to this shape, cast to this dtype) into this tensor's memory."""
+        if not isinstance(src, Tensor):
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+        if autograd_active((self, src)):
+            return autograd().inplace("copy", self, src)
+        self._write(np.broadcast_to(src.to_numpy(), R.broadcast_shape(self._shape, src.shape)))
+        return self
+
+    def fill_(self, value: Any) -> "Tensor":
+        """Every element becomes ``value`` (a number or a one-element tensor)."""
+        if isinstance(value, Tensor):
+            if value.ndim:
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                                   f"{value.ndim} dimensions.")
+            value = value.item()
+        if autograd_active((self,)):
+            return autograd().inplace("fill", self, value)
+        self._write(np.full(self._shape, value, self.dtype))
+        return self
+
+    def zero_(self) -> "Tensor":
+        if autograd_active((self,)):
+            return autograd().inplace("zero", self)
+        self._write(np.zeros(self._shape, self.dtype))
+        return self
+
+    def _write(self, values: np.ndarray) -> None:
+        """Outside autograd: store ``values`` (already of this shape) and bump the version."""
+        if values.shape != self._shape:
+            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
+                               f"{list(values.shape)}")
+        self._numpy_view()[...] = values
         self._bump_version()
 
     def __len__(self) -> int:
@@ -418,12 +555,12 @@ def typename(obj: Any) -> str:
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A new contiguous Tensor holding a copy of ``data`` (nested lists, scalars, arrays).
 
-    Like ``torch.tensor``: Python floats become float32, ints int64, unless
-    ``dtype`` says otherwise (a numpy dtype or a name such as ``"float64"``).
+    Like ``torch.tensor``: Python floats become float32, ints int64 (numpy arrays and
+    scalars keep their dtype), unless ``dtype`` says otherwise (a numpy dtype or a name such as ``"float64"``).
     ``requires_grad=True`` makes it a leaf of the autograd graph (chapter 03).
     """
     array = np.array(data, dtype=dtype)
-    if dtype is None and not isinstance(data, np.ndarray) and array.dtype == np.float64:
+    if dtype is None and not isinstance(data, (np.ndarray, np.generic)) and array.dtype == np.float64:
         array = array.astype(np.float32)
     if array.dtype not in _TORCH_NAMES:
         raise TypeError(f"unsupported dtype {array.dtype}; use one of {', '.join(_TORCH_NAMES.values())}")

@@ -170,15 +170,17 @@ class AutogradMixin:
         return graph.add_hook(node._tensor_pre_hooks.setdefault(nr, {}), hook)
 
     # ---------------------------------------------------------- backward
-    def backward(self, gradient=None, retain_graph: Optional[bool] = None, create_graph: bool = False) -> None:
+    def backward(self, gradient=None, retain_graph: Optional[bool] = None, create_graph: bool = False,
+                 inputs=None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (``torch.Tensor.backward``).
 
         Args:
             gradient: d(something)/d(self), needed unless ``self`` has one element (default None).
             retain_graph: keep the saved tensors for another backward (default: ``create_graph``).
             create_graph: record the backward pass, for higher-order derivatives (default False).
+            inputs: accumulate only into these tensors' ``.grad`` (default None: every leaf).
         """
-        tensor_backends.run_backward(self, gradient, retain_graph, create_graph)
+        tensor_backends.run_backward(self, gradient, retain_graph, create_graph, inputs)
 
     # -------------------------------------------------- graph plumbing
     def detach(self):

@@ -138,6 +138,13 @@ class OperatorsMixin:
     def __rpow__(self, base):
         return autograd().pow(base, self)
 
+    def prod(self, dim=None, keepdim: bool = False) -> "Tensor":
+        return autograd().prod(self, dim, keepdim)
+
+    def where(self, condition, other) -> "Tensor":
+        """``torch.where(condition, self, other)``."""
+        return autograd().where(condition, self, other)
+
     def pow(self, exponent) -> "Tensor":
         return autograd().pow(self, exponent)
 

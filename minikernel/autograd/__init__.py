@@ -18,6 +18,7 @@ Import order matters once: ``grad_mode``, ``graph`` and ``engine`` import no Ten
 """
 from . import grad_mode, graph, engine  # noqa: I001 - below the Tensor: first
 from . import function, values, derivatives, pointwise, views, reductions, linalg, inplace  # noqa: F401, I001
+from . import view_nodes, shape_ops, indexing  # noqa: F401, I001
 from . import api, functions, custom_functions, finite_differences  # noqa: I001
 from .api import backward, grad
 from .engine import InputBuffer, accumulate_grad, nodes_to_run, run_backward, topological_order

@@ -14,6 +14,7 @@ from ..course.exercise import exercise
 from ..tensor import Tensor
 from . import engine
 from .engine import run_backward  # noqa: F401 - for your exercise
+from .grad_mode import set_grad_enabled
 from .graph import Edge, gradient_edge  # noqa: F401 - for your exercise
 from .values import wrap
 
@@ -53,7 +54,7 @@ def _as_tuple(x: Tensors, what: str) -> tuple:
 
 
 def backward(tensors: Tensors, grad_tensors: Optional[Tensors] = None, retain_graph: Optional[bool] = None,
-             create_graph: bool = False) -> None:
+             create_graph: bool = False, inputs: Optional[Tensors] = None) -> None:
     """Accumulate into the leaves' ``.grad`` the gradients of ``tensors`` (``torch.autograd.backward``).
 
     Args:
@@ -61,14 +62,31 @@ def backward(tensors: Tensors, grad_tensors: Optional[Tensors] = None, retain_gr
         grad_tensors: the gradient of each root (default None: ones for a scalar root).
         retain_graph: keep saved tensors for another backward (default: ``create_graph``).
         create_graph: record the backward computations, for higher derivatives (default False).
+        inputs: accumulate into the ``.grad`` of these tensors only (leaves or not), instead of
+            every leaf (default None).
     """
     tensors = _as_tuple(tensors, "backward: tensors")
+    if inputs is not None:
+        inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     if grad_tensors is None:
         grad_tensors = (None,) * len(tensors)
     grad_tensors = (grad_tensors,) if isinstance(grad_tensors, Tensor) else tuple(grad_tensors)
     grads = make_grads(tensors, grad_tensors)
     keep = create_graph if retain_graph is None else retain_graph
-    engine.run_backward([gradient_edge(t) for t in tensors], grads, keep, create_graph)
+    if inputs is None:
+        engine.run_backward([gradient_edge(t) for t in tensors], grads, keep, create_graph)
+        return
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    found = engine.run_backward([gradient_edge(t) for t in tensors], grads, keep, create_graph,
+                                inputs=[gradient_edge(t) for t in inputs])
+    with set_grad_enabled(create_graph):
+        for t, g in zip(inputs, found):
+            if g is not None:
+                engine.accumulate_grad(t, g)
 
 
 @exercise("3.7")
@@ -80,7 +98,8 @@ def grad(outputs: Tensors, inputs: Tensors, grad_outputs: Optional[Tensors] = No
     1. Make tuples of ``outputs``/``inputs`` (a single Tensor counts as one);
        ``grad_outputs`` defaults to None for each output; ``make_grads`` checks the
        outputs and fills in ones for scalars.
-    2. ``retain_graph`` defaults to ``create_graph``.
+    2. ``retain_graph`` defaults to ``create_graph``; empty ``inputs``: ``RuntimeError("`inputs`
+       argument to `grad()` cannot be empty.")`` (torch's).
     3. Every input must require grad, else ``RuntimeError("One of the differentiated
        Tensors does not require grad")``.
     4. ``run_backward`` with the outputs' edges as roots and the inputs' edges

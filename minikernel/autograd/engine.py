@@ -93,7 +93,9 @@ def run_backward(roots: Sequence[Edge], grad_roots: Sequence[Tensor], keep_graph
     ``inputs`` (autograd.grad): a list of edges whose gradients to return instead of
     accumulating. Then run only the nodes in ``nodes_to_run(order, inputs)``,
     read the gradient arriving at each input edge from its node's buffer (None if
-    none arrived), and return them in order. Without ``inputs`` return None.
+    none arrived) and pass it through that slot's tensor hooks (``node.hooked(slot, grad)``:
+    a hook registered on an input changes what ``grad`` returns, as in torch), and return
+    them in order. Without ``inputs`` return None.
     """
     # TODO(3.3): ≈20 lines
     raise NotImplementedError("exercise 3.3 (run_backward) is not implemented yet")

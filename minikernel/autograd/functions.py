@@ -55,7 +55,7 @@ from .pointwise import (  # noqa: F401
                         tanh,
                         where,
 )
-from .reductions import Max, MaxDim, MaxResult, Mean, MeanDim, Sum, SumDim, max, mean, sum  # noqa: F401
+from .reductions import Max, MaxDim, MaxResult, Mean, MeanDim, Prod, Sum, SumDim, max, mean, prod, sum  # noqa: F401
 from .values import ones, ones_like, zeros, zeros_like  # noqa: F401
 from .views import (  # noqa: F401
                         Expand,
@@ -73,3 +73,5 @@ from .views import (  # noqa: F401
                         transpose,
                         view,
 )
+from .indexing import getitem  # noqa: F401
+from .shape_ops import chunk, diagonal, flatten, narrow, select, split, squeeze, unbind, unflatten, unsqueeze  # noqa: F401

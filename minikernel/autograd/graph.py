@@ -92,6 +92,15 @@ class SavedTensor:
         return t
 
 
+def _checked_count(hook: Callable, values: tuple, expected: int) -> tuple:
+    """A hook must return one gradient (or None) per slot, as torch checks."""
+    if len(values) != expected:
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(f"hook '{name}' has returned an incorrect number of values (got {len(values)}, but "
+                           f"expected {expected})")
+    return values
+
+
 def _short_name(node: "Node") -> str:
     """``MulBackward0`` -> ``Mul``: how torch names a node in its version-counter error."""
     name = node.name()
@@ -143,12 +152,12 @@ class Node:
             for hook in list(self._pre_hooks.values()):
                 new = hook(grad_outputs)
                 if new is not None:
-                    grad_outputs = tuple(new)
+                    grad_outputs = _checked_count(hook, tuple(new), len(grad_outputs))
             grad_inputs = tuple(self.apply(*grad_outputs))
             for hook in list(self._post_hooks.values()):
                 new = hook(grad_inputs, grad_outputs)
                 if new is not None:
-                    grad_inputs = tuple(new)
+                    grad_inputs = _checked_count(hook, tuple(new), len(grad_inputs))
         if not keep_graph:
             self.release()
         return grad_inputs
@@ -167,6 +176,16 @@ class Node:
             if grads[nr] is not None:
                 tensor._store_retained_grad(grads[nr])
         return tuple(grads)
+
+    def hooked(self, slot: int, grad: Optional["Tensor"]) -> Optional["Tensor"]:
+        """``grad`` after the tensor hooks registered on output ``slot`` (what ``autograd.grad``
+        returns for an input: torch runs the input's hooks on the gradient it captures)."""
+        for hook in list(self._tensor_pre_hooks.get(slot, {}).values()):
+            if grad is not None:
+                new = hook(grad)
+                if new is not None:
+                    grad = new
+        return grad
 
     def apply(self, *grad_outputs: "Tensor") -> Grads:
         raise NotImplementedError(f"{type(self).__name__}.apply")

@@ -20,15 +20,74 @@ import numpy as np
 from ..ops import check_out
 from ..tensor import Tensor
 from . import values as V
+from .function import Function
 from .grad_mode import is_grad_enabled
 from .graph import Node
+from .reductions import sum as rsum
 from .pointwise import add, div, exp, log, mul, neg, pow, relu, sigmoid, sub, tanh
 from .view_nodes import CopySlices
 
 Operand = Union[Tensor, int, float]
 
+class CopyFrom(Function):
+    """``x.copy_(src)``: ``src`` broadcast to ``x``'s shape, cast to its dtype. The old values of
+    ``x`` don't reach the result (gradient 0); ``src`` gets the gradient summed to its shape."""
+
+    _torch_name = "CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, src: Tensor) -> Tensor:
+        ctx.src_shape, ctx.src_dtype = src.shape, src.dtype
+        V.broadcast_shape(x.shape, src.shape)
+        if len(src.shape) > len(x.shape) or any(s not in (1, n) for s, n in zip(src.shape[::-1], x.shape[::-1])):
+            raise RuntimeError(f"output with shape {list(x.shape)} doesn't match the broadcast shape "
+                               f"{list(V.broadcast_shape(x.shape, src.shape))}")
+        return V.wrap(np.broadcast_to(V.array(src), x.shape), x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        to_src, lead = grad, grad.ndim - len(ctx.src_shape)
+        if lead:
+            to_src = rsum(to_src, tuple(range(lead)))
+        dims = tuple(d for d, n in enumerate(ctx.src_shape) if n == 1 and to_src.shape[d] != 1)
+        if dims:
+            to_src = rsum(to_src, dims, keepdim=True)
+        return V.zeros_like(grad), to_src
+
+
+class Fill(Function):
+    """``x.fill_(value)`` / ``x.zero_()``: every element becomes ``value``; gradient 0 for ``x``."""
+
+    _torch_name = "FillBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, value) -> Tensor:
+        return V.wrap(np.full(x.shape, value, x.dtype))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return V.zeros_like(grad), None
+
+
+class Zero(Fill):
+    _torch_name = "ZeroBackward0"
+
+
+def _copy(x: Tensor, src: Tensor) -> Tensor:
+    return CopyFrom.apply(x, src)
+
+
+def _fill(x: Tensor, value) -> Tensor:
+    return Fill.apply(x, value)
+
+
+def _zero(x: Tensor, _unused=None) -> Tensor:
+    return Zero.apply(x, 0)
+
+
 _INPLACE = {"add": add, "sub": sub, "mul": mul, "div": div, "neg": neg, "exp": exp, "log": log,
-            "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "pow": pow}
+            "relu": relu, "sigmoid": sigmoid, "tanh": tanh, "pow": pow, "copy": _copy, "fill": _fill,
+            "zero": _zero}
 
 
 def inplace(name: str, x: Tensor, other: Optional[Operand] = None) -> Tensor:

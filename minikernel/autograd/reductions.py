@@ -137,3 +137,49 @@ def max(x: Tensor, dim: Optional[int] = None, keepdim: bool = False):  # noqa: A
     if dim is None:
         return Max.apply(x)
     return MaxResult(*MaxDim.apply(x, dim, keepdim))
+
+
+class Prod(Function):
+    """``x.prod()`` / ``x.prod(dim, keepdim)``. The gradient of element i is the product of the
+    *others* (prefix times suffix products), which stays right when some elements are 0 —
+    ``grad * result / x`` would give nan there (torch's ``prod_backward`` handles zeros too)."""
+
+    _torch_name = "ProdBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+        dtype = x.dtype if x.dtype.kind == "f" else np.dtype("int64")
+        ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        ctx.save_for_backward(x)
+        if dim is None:
+            return V.wrap(np.prod(_np(x), dtype=dtype))
+        d = _wrap_dim(dim, builtins.max(x.ndim, 1))
+        ctx.dim = d
+        data = _np(x) if x.ndim else _np(x).reshape(1)
+        out = np.prod(data, axis=d, keepdims=keepdim and x.ndim > 0, dtype=dtype)
+        return V.wrap(out.reshape(()) if not x.ndim else out)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        (x,) = ctx.saved_tensors
+        data = _np(x).astype(np.float64) if x.ndim else _np(x).reshape(1).astype(np.float64)
+        axis = None if ctx.dim is None else ctx.dim
+        flat = data.reshape(-1) if axis is None else np.moveaxis(data, axis, -1)
+        ones = np.ones_like(flat[..., :1])
+        before = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), -1)
+        after = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], -1), -1), -1)
+        others = before * after
+        others = others.reshape(data.shape) if axis is None else np.moveaxis(others, -1, axis)
+        g = _np(grad)
+        if axis is not None and not ctx.keepdim and x.ndim:
+            g = np.expand_dims(g, axis)
+        values = (others * g).reshape(ctx.shape) if x.ndim else (others * g).reshape(())
+        return V.wrap(values, x.dtype), None, None
+
+
+class ProdDim(Prod):
+    _torch_name = "ProdBackward1"
+
+
+def prod(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    return (Prod if dim is None else ProdDim).apply(x, dim, keepdim)

@@ -35,9 +35,7 @@ class View(Function):
             if "copy" not in str(err) and "cannot reshape" in str(err):
                 raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {x.numel()}") from None
             if not copy_ok:
-                raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one"
-                                   " dimension spans across two contiguous subspaces). Use .reshape(...) "
-                                   "instead.") from None
+                raise RuntimeError(R.VIEW_NOT_POSSIBLE) from None
             return V.wrap(np.reshape(_np(x), shape))
 
     @staticmethod
@@ -50,9 +48,7 @@ class Permute(Function):
 
     @staticmethod
     def forward(ctx, x: Tensor, dims: tuple) -> Tensor:
-        dims = tuple(_wrap_dim(d, x.ndim) for d in dims)
-        if len(dims) != x.ndim or len(set(dims)) != len(dims):
-            raise RuntimeError(f"permute(): dims {list(dims)} must name each of the {x.ndim} dimensions once")
+        dims = R.check_permute(dims, x.ndim)
         ctx.inverse = tuple(int(i) for i in np.argsort(dims))
         return V.view_of(x, np.transpose(_np(x), dims))
 
@@ -74,13 +70,9 @@ class Expand(Function):
 
     @staticmethod
     def forward(ctx, x: Tensor, shape: tuple) -> Tensor:
-        shape = tuple(x.shape[d - len(shape) + x.ndim] if n == -1 else n for d, n in enumerate(shape))
+        shape = R.expand_shape(x.shape, shape, x.type())
         ctx.shape = x.shape
-        try:
-            return V.view_of(x, np.broadcast_to(_np(x), shape))
-        except ValueError:
-            raise RuntimeError(f"The expanded size of the tensor must match the existing size at non-singleton "
-                               f"dimensions: cannot expand {list(x.shape)} to {list(shape)}") from None
+        return V.view_of(x, np.broadcast_to(_np(x), shape))
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -94,7 +86,7 @@ class Index(Function):
     @staticmethod
     def forward(ctx, x: Tensor, key) -> Tensor:
         ctx.shape, ctx.dtype, ctx.key = x.shape, x.dtype, key
-        return V.view_of(x, _np(x)[key])
+        return V.view_of(x, _np(x)[(*key, Ellipsis)])  # the Ellipsis keeps a 0-d result a view, not a scalar
 
     @staticmethod
     def backward(ctx, grad: Tensor):

@@ -19,6 +19,10 @@ module's borders:
 """
 from __future__ import annotations
 
+import functools
+
+import functools
+
 import warnings
 from typing import Any, Callable, Optional, Sequence
 
@@ -203,7 +207,8 @@ def register_non_full_backward_hooks(module: Any, args: tuple, result: Any, hook
     if grad_fn is None:
         return
     for hook in hooks:
-        grad_fn.register_hook(lambda grad_input, grad_output, hook=hook: hook(module, grad_input, grad_output))
+        grad_fn.register_hook(functools.wraps(hook)(  # keeps the hook's name for the count check's message
+            lambda grad_input, grad_output, hook=hook: hook(module, grad_input, grad_output)))
     _maybe_warn_non_full_backward_hook(args, result, grad_fn)
 
 

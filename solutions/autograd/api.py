@@ -15,6 +15,8 @@ def grad(outputs: Tensors, inputs: Tensors, grad_outputs: Optional[Tensors] = No
          allow_unused: bool = False) -> tuple[Optional[Tensor], ...]:
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     grad_outputs = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs)

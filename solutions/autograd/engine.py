@@ -48,13 +48,15 @@ def run_backward(roots: Sequence[Edge], grad_roots: Sequence[Tensor], keep_graph
             arrive(node, slot, grad)
     to_run = None if inputs is None else E.nodes_to_run(order, inputs)
     captured = {}
+    wanted = set() if inputs is None else {(id(node), slot) for node, slot in inputs if node is not None}
     with set_grad_enabled(create_graph):
         for node in order:
             buffer = buffers.pop(id(node), None)
             if buffer is None:
                 continue
             for slot, grad in enumerate(buffer.grads):
-                captured[(id(node), slot)] = grad
+                if (id(node), slot) in wanted:
+                    captured[(id(node), slot)] = node.hooked(slot, grad)
             if to_run is not None and id(node) not in to_run:
                 continue
             grad_inputs = node(tuple(buffer.grads), keep_graph)
