@@ -206,6 +206,8 @@ def check_out(name: str, out: Tensor, shape: Sequence[int], dtype: np.dtype, whe
 def unary(name: str, a: Tensor, out: Optional[Tensor] = None, inplace: bool = False) -> Tensor:
     """``neg``, ``exp``, ``log``, ``relu``, ``sigmoid`` (and ``copy``): one input, the map kernel."""
     _check_operand(a, name)
+    if out is not None:
+        _refuse_out_with_grad(name, out, a, inplace=inplace)
     where = device_of(name, a, out)
     _check_dtype(name, where, a.dtype)
     dtype = float32 if (name in _FLOAT_RESULT and a.dtype.kind != "f") else a.dtype
@@ -214,7 +216,6 @@ def unary(name: str, a: Tensor, out: Optional[Tensor] = None, inplace: bool = Fa
     if out is None:
         out = empty(a.shape, layout.output_strides(a.shape, [_computed_header(a, dtype)]), dtype, where)
     else:
-        _refuse_out_with_grad(name, out, a, inplace=inplace)
         check_out(name, out, a.shape, dtype, where, [a], inplace)
     launch.map_(UNARY[name], out, a)
     return out
@@ -227,6 +228,8 @@ def binary(name: str, a: Operand, b: Operand, out: Optional[Tensor] = None, inpl
     tensors = [x for x in (a, b) if isinstance(x, Tensor)]
     if not tensors:
         raise TypeError(f"{name}(): at least one operand must be a minikernel Tensor")
+    if out is not None:
+        _refuse_out_with_grad(name, out, a, b, inplace=inplace)
     where = device_of(name, *tensors, out)
     for t in tensors:
         _check_dtype(name, where, t.dtype)
@@ -242,7 +245,6 @@ def binary(name: str, a: Operand, b: Operand, out: Optional[Tensor] = None, inpl
         inputs = [_computed_header(a, dtype), _computed_header(b, dtype)]
         out = empty(shape, layout.output_strides(shape, inputs), dtype, where)
     else:
-        _refuse_out_with_grad(name, out, a, b, inplace=inplace)
         check_out(name, out, shape, dtype, where, [a, b], inplace)
     launch.zip_(BINARY[name], out, a.expand(*shape), b.expand(*shape))
     return out

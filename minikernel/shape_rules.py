@@ -46,10 +46,8 @@ def broadcast_shape(a: Sequence[int], b: Sequence[int]) -> Shape:
     """The shape two operands broadcast to (``torch.broadcast_shapes``), with the error
     element-wise ops give when they don't: aligned from the right, each pair of sizes
     must be equal or contain a 1."""
-    for s in (*a, *b):
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"{list(a) if s in a else list(b)}")
+    if any(s < 0 for s in (*a, *b)):
+        raise ValueError("Attempting to broadcast a dimension with negative length!")  # torch.broadcast_shapes
     out = []
     for i in range(1, max(len(a), len(b)) + 1):
         x = a[-i] if i <= len(a) else 1
@@ -101,7 +99,8 @@ def expand_shape(shape: Sequence[int], sizes: Sequence[int], type_name: str = "m
                            f"the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
     out = []
-    for d, n in enumerate(sizes):
+    for d in reversed(range(len(sizes))):  # torch checks from the last dim
+        n = sizes[d]
         if d < lead:
             if n < 0:
                 raise RuntimeError(f"The expanded size of the tensor ({n}) isn't allowed in a leading, "
@@ -116,7 +115,7 @@ def expand_shape(shape: Sequence[int], sizes: Sequence[int], type_name: str = "m
                                f"non-singleton dimension {d}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                f"{list(shape)}")
         out.append(n)
-    return tuple(out)
+    return tuple(reversed(out))
 
 
 def squeeze_dims(shape: Sequence[int], dim: int | Sequence[int] | None) -> tuple[int, ...]:

@@ -81,11 +81,12 @@ def backward(tensors: Tensors, grad_tensors: Optional[Tensors] = None, retain_gr
     for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
+    before = [t._grad for t in inputs]
     found = engine.run_backward([gradient_edge(t) for t in tensors], grads, keep, create_graph,
                                 inputs=[gradient_edge(t) for t in inputs])
     with set_grad_enabled(create_graph):
-        for t, g in zip(inputs, found):
-            if g is not None:
+        for t, g, old in zip(inputs, found, before):
+            if g is not None and not (t._retains_grad and t._grad is not old):  # retain_grad stored it already
                 engine.accumulate_grad(t, g)
 
 

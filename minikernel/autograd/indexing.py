@@ -118,9 +118,17 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     _check_bounds(x, nkey)
     if any(_is_advanced(k) or isinstance(k, np.ndarray) for k in nkey):
         return AdvancedIndex.apply(x, nkey)
-    return _view(x, "SelectBackward0" if _selects_only(nkey) else "SliceBackward0",
-                 lambda a: a[(*nkey, Ellipsis) if Ellipsis not in nkey else nkey])
+    return _view(x, _node_name(nkey), lambda a: a[(*nkey, Ellipsis) if Ellipsis not in nkey else nkey])
 
 
-def _selects_only(key: tuple) -> bool:
-    return all(isinstance(k, (int, np.integer)) for k in key) and len(key) == 1
+def _node_name(key: tuple) -> str:
+    """The node torch's indexing records last: it applies the key left to right (an int selects,
+    None unsqueezes, a slice slices), skipping full slices unless there is nothing else."""
+    for k in reversed(key):
+        if k is None:
+            return "UnsqueezeBackward0"
+        if isinstance(k, (int, np.integer)):
+            return "SelectBackward0"
+        if isinstance(k, slice) and k != slice(None):
+            return "SliceBackward0"
+    return "SliceBackward0" if any(isinstance(k, slice) for k in key) else "AliasBackward0"

@@ -162,7 +162,14 @@ def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor
     d1, d2 = R.wrap_dim(dim1, x.ndim), R.wrap_dim(dim2, x.ndim)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return _view(x, "DiagonalBackward0", lambda a: np.diagonal(a, offset, d1, d2))
+    return _view(x, "DiagonalBackward0", lambda a: _writable(np.diagonal(a, offset, d1, d2)))
+
+
+def _writable(view: np.ndarray) -> np.ndarray:
+    """numpy hands out diagonals read-only; backward writes through them into a fresh array."""
+    if view.base is not None and view.base.flags.writeable:
+        view.setflags(write=True)
+    return view
 
 
 def unbind(x: Tensor, dim: int = 0) -> tuple:

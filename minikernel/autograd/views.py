@@ -12,6 +12,7 @@ from ..tensor import Tensor, _wrap_dim
 from . import derivatives as D
 from . import values as V
 from .function import Function
+from .pointwise import Clone
 
 _np = V.array
 
@@ -41,6 +42,10 @@ class View(Function):
     @staticmethod
     def backward(ctx, grad: Tensor):
         return reshape(grad, ctx.shape), None, None
+
+
+class UnsafeView(View):
+    _torch_name = "UnsafeViewBackward0"
 
 
 class Permute(Function):
@@ -116,7 +121,14 @@ def view(x: Tensor, shape: Sequence[int]) -> Tensor:
 
 
 def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
-    return View.apply(x, R.infer_shape(shape, x.numel()), True)
+    """A view when the strides allow one; else a copy, recorded as torch does (clone, then
+    ``UnsafeViewBackward0``)."""
+    shape = R.infer_shape(shape, x.numel())
+    try:
+        np.reshape(_np(x), shape, copy=False)
+    except ValueError:
+        return UnsafeView.apply(Clone.apply(x), shape, False)
+    return View.apply(x, shape, True)
 
 
 def permute(x: Tensor, dims: Sequence[int]) -> Tensor:
@@ -142,4 +154,12 @@ def expand(x: Tensor, shape: Sequence[int]) -> Tensor:
 
 
 def index(x: Tensor, key) -> Tensor:
+    """``x[key]`` with ints and slices, after torch's range checks."""
+    if len(key) > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    for d, k in enumerate(key):
+        if isinstance(k, (int, np.integer)) and not -x.shape[d] <= k < x.shape[d]:
+            raise IndexError(f"index {int(k)} is out of bounds for dimension {d} with size {x.shape[d]}")
+        if isinstance(k, slice) and k.step is not None and k.step <= 0:
+            raise ValueError("step must be greater than zero")
     return Index.apply(x, key)
