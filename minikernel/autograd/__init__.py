@@ -24,10 +24,10 @@ from .api import backward, grad
 from .engine import InputBuffer, accumulate_grad, nodes_to_run, run_backward, topological_order
 from .function import BackwardNode, Function, once_differentiable
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .finite_differences import GradcheckError, gradcheck, numerical_jacobian
+from .finite_differences import GradcheckError, gradcheck, gradgradcheck, numerical_jacobian
 from .graph import Node, RemovableHandle
 
-__all__ = ["Function", "backward", "grad", "gradcheck", "GradcheckError", "once_differentiable", "no_grad",
+__all__ = ["Function", "backward", "grad", "gradcheck", "gradgradcheck", "GradcheckError", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "Node", "RemovableHandle", "BackwardNode",
            "topological_order", "run_backward", "accumulate_grad", "InputBuffer", "nodes_to_run",
            "numerical_jacobian", "graph", "grad_mode", "engine", "api", "function", "functions",

@@ -25,7 +25,7 @@ from ..tensor import Tensor
 from .grad_mode import is_grad_enabled, no_grad
 from .graph import _GRAPH_FREED, Grads, Node, SavedTensor, gradient_edge
 
-_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+_LEAF_INPLACE = "a leaf Variable that requires grad has been used in an in-place operation."
 
 
 def _zeros(shape: tuple, dtype: np.dtype) -> Tensor:
@@ -203,6 +203,8 @@ def _record(node: BackwardNode, args: tuple, output: Any) -> Any:
     for a in args:
         if isinstance(a, Tensor) and id(a) in dirty and a.is_leaf and a.requires_grad:
             raise RuntimeError(_LEAF_INPLACE)
+    for t in node._dirty:
+        t._bump_version()  # torch counts the write a dirty input went through once more here
     non_diff = {id(t) for t in node._non_differentiable}
     wrapped = []
     for out in outputs:
