@@ -89,7 +89,8 @@ class Module(HookMethods):
                             ("_backward_hooks", OrderedDict()), ("_is_full_backward_hook", None),
                             ("_forward_hooks", OrderedDict()), ("_forward_hooks_with_kwargs", OrderedDict()),
                             ("_forward_hooks_always_called", OrderedDict()), ("_forward_pre_hooks", OrderedDict()),
-                            ("_forward_pre_hooks_with_kwargs", OrderedDict()), ("_modules", {})]:
+                            ("_forward_pre_hooks_with_kwargs", OrderedDict()), ("_state_dict_pre_hooks", OrderedDict()),
+                            ("_load_state_dict_post_hooks", OrderedDict()), ("_modules", {})]:
             object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------ registration
@@ -290,6 +291,8 @@ class Module(HookMethods):
 
         Values are detached (same memory, no history) unless ``keep_vars``.
         """
+        for hook in list(self._state_dict_pre_hooks.values()):
+            hook(self, prefix, keep_vars)
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
