@@ -74,15 +74,17 @@ class SavedTensor:
 
     def __init__(self, tensor: "Tensor", node: "Node"):
         self.tensor, self.version = tensor, tensor._version
-        self._node_name = node.name()
-        # torch names the node the tensor came out of when it was saved, in its error
-        self._made_by, self._output_nr = tensor._grad_fn, tensor._output_nr
+        self._node, self._node_name = node, node.name()
+        # For its error torch names the saving node when the tensor is that node's own output,
+        # else the node the tensor comes out of when it is unpacked.
+        self._is_output = tensor._grad_fn is node
+        self._output_nr = tensor._output_nr
 
     def unpack(self) -> "Tensor":
         t = self.tensor
         if t._version != self.version:
-            node = self._made_by
-            which = f", which is output {self._output_nr} of {_short_name(node)}," if node is not None else ""
+            node, nr = (self._node, self._output_nr) if self._is_output else (t.grad_fn, t._output_nr)
+            which = f", which is output {nr} of {_short_name(node)}," if node is not None else ""
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified by an inplace "
                 f"operation: [{t.type()} {list(t.shape)}]{which} is at version {t._version}; expected version "

@@ -118,12 +118,13 @@ def _original(x: Tensor) -> Tensor:
 
 def rebase_history(x: Tensor, result: Tensor, node: Node) -> None:
     """Make ``node`` (computed out of place as ``result``) the history of ``x``, now holding its values."""
-    if hasattr(node, "_to_save") and any(t is result for t in node._to_save):
-        node._to_save = tuple(x if t is result else t for t in node._to_save)
-        node._freeze_saved()  # the result saved is x itself, at its new version
+    saves_result = hasattr(node, "_to_save") and any(t is result for t in node._to_save)
     if x._base is None:
         x._set_history(node, result._output_nr)
-        return
-    base = x._base
-    base._set_history(CopySlices(base, x, node), 0)
-    # x's own grad_fn is regenerated from the base when next read (its version moved on).
+    else:
+        base = x._base
+        base._set_history(CopySlices(base, x, node), 0)
+        # x's own grad_fn is regenerated from the base when next read (its version moved on).
+    if saves_result:
+        node._to_save = tuple(x if t is result else t for t in node._to_save)
+        node._freeze_saved()  # the result saved is x itself, at its new version, as node's output

@@ -15,9 +15,11 @@ from tests.helpers import assert_autograd_same_as_torch
 
 
 def engine(*more: str):
-    """The exercises a test's backward runs through: the engine, and ``more`` formulas."""
+    """Mark a test with the latest exercise its backward needs: the engine (3.3, which needs
+    3.1), or ``more`` instead. Its backward goes through no node whose formula is a later
+    exercise, so a finished 3.k grades PASS with only 3.1..3.k done."""
     def mark(test):
-        for exercise_id in ("3.1", "3.3", *more):
+        for exercise_id in (more or ("3.3",)):
             test = pytest.mark.exercise(exercise_id)(test)
         return test
     return mark
@@ -71,7 +73,7 @@ def test_non_tensor_outputs_and_extra_trailing_nones():
     assert_autograd_same_as_torch(program, torch.tensor([0.5, -1.0]))
 
 
-@engine("3.2", "3.4")
+@engine()
 def test_extra_gradients_that_are_not_none_are_refused():
     def program(x, lib):
         class TooMany(lib.autograd.Function):
@@ -104,10 +106,10 @@ def dirty(lib):
     return Double
 
 
-@engine("3.2", "3.4")
+@engine()
 def test_mark_dirty_rebases_the_input_history():
     def program(x, lib):
-        y = x * 1
+        y = x.clone()
         z = dirty(lib).apply(y)
         assert z is y
         return z.exp(), y
@@ -119,7 +121,7 @@ def test_mark_dirty_on_a_leaf_that_requires_grad_is_refused():
     assert_autograd_same_as_torch(lambda x, lib: dirty(lib).apply(x), torch.tensor([0.5, -1.0]))
 
 
-@engine("3.2", "3.4")
+@engine()
 def test_mark_non_differentiable():
     def program(x, lib):
         class ValueAndFlag(lib.autograd.Function):
@@ -142,7 +144,7 @@ def test_mark_non_differentiable():
     assert_autograd_same_as_torch(program, torch.tensor([0.5, -1.0]))
 
 
-@engine("3.2", "3.4", "3.7")
+@engine("3.7")
 def test_once_differentiable_refuses_a_second_derivative():
     def program(x, lib):
         class Square(lib.autograd.Function):
@@ -164,7 +166,7 @@ def test_once_differentiable_refuses_a_second_derivative():
     assert_autograd_same_as_torch(program, torch.tensor([0.5, -1.0]))
 
 
-@engine("3.2", "3.4")
+@engine()
 def test_once_differentiable_first_derivative_is_right():
     def program(x, lib):
         class Square(lib.autograd.Function):
@@ -184,7 +186,7 @@ def test_once_differentiable_first_derivative_is_right():
     assert_autograd_same_as_torch(program, torch.tensor([0.5, -1.0]))
 
 
-@engine("3.2", "3.4", "3.7", "3.9")
+@engine("3.9")
 @pytest.mark.parametrize("fn", ["cube_times", "exp_times", "tanh_sum_sq"])
 def test_gradgradcheck_agrees_with_torch(fn):
     f = {"cube_times": lambda x: (x * x * x).sum() * x,
@@ -192,10 +194,11 @@ def test_gradgradcheck_agrees_with_torch(fn):
          "tanh_sum_sq": lambda x: x.tanh().sum() ** 2}[fn]
     xt = torch.tensor([0.5, 1.5, -2.0], dtype=torch.float64, requires_grad=True)
     xm = mk.Tensor.from_torch(xt.detach().clone()).requires_grad_()
+    assert mk.autograd.gradcheck(f, xm)  # your gradcheck first: gradgradcheck is built on it
     assert mk.autograd.gradgradcheck(f, xm) == torch.autograd.gradgradcheck(f, xt)
 
 
-@engine("3.2", "3.4", "3.7", "3.9")
+@engine("3.9")
 def test_gradgradcheck_catches_a_wrong_second_derivative():
     def wrong(lib):
         class Square(lib.autograd.Function):
@@ -212,6 +215,7 @@ def test_gradgradcheck_catches_a_wrong_second_derivative():
 
     xt = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)
     xm = mk.Tensor.from_torch(xt.detach().clone()).requires_grad_()
+    assert mk.autograd.gradcheck(wrong(mk).apply, xm)  # the first derivative is right
     theirs = torch.autograd.gradgradcheck(wrong(torch).apply, xt, raise_exception=False)
     mine = mk.autograd.gradgradcheck(wrong(mk).apply, xm, raise_exception=False)
     assert mine == theirs is False
