@@ -223,6 +223,29 @@ except RuntimeError as err:
 d = x.detach()
 print("detach shares memory:", d.data_ptr() == x.data_ptr(), "| requires_grad:", d.requires_grad)
 
+# %% [markdown]
+# **In place through a view.** A view (`a[0]`, `a.t()`, `a.view(...)`) shares memory
+# with its base (`view._base`) and the base's version counter. Writing through the view
+# changes the base too, so the base's *history* must change with it: its `grad_fn`
+# becomes `CopySlices`, which runs the in-place op's backward on the part the view
+# covers and passes the rest of the base's gradient through unchanged; every view of
+# the base then reaches the graph through it (`AsStridedBackward0`). In-place through
+# a view of a leaf that requires grad is refused, like in-place on the leaf itself.
+
+# %%
+root = torch.ones(2, 2, requires_grad=True)
+a = root.clone()
+row = a[0]
+row.mul_(2)                  # writes into a: a's history is rewritten
+print("a.grad_fn:", type(a.grad_fn).__name__, "| row.grad_fn:", type(row.grad_fn).__name__,
+      "| shared version:", a._version, row._version, "| row._base is a:", row._base is a)
+a.sum().backward()
+print("root.grad:", root.grad.tolist())   # row 0 was doubled: gradient 2 there, 1 elsewhere
+try:
+    root[0].mul_(2)
+except RuntimeError as err:
+    print("RuntimeError:", err)
+
 
 # %% [markdown]
 # `gradcheck` compares a Function's backward with finite differences (in float64:
@@ -359,8 +382,8 @@ m_loss.backward()
 print("after a second backward, accumulated:", round(mx.grad.item(), 6))
 
 # %% [markdown]
-# And the engine's other duties: freeing the graph, refusing a second backward, and
-# the version check.
+# And the engine's other duties: freeing the graph, refusing a second backward, the
+# version check, and in-place writes through a view (the base's `CopySlices` node).
 
 # %%
 mx = mk.tensor([1.0, 2.0], requires_grad=True)
@@ -376,6 +399,11 @@ try:
     m_z.sum().backward()
 except RuntimeError as err:
     print("version check:", str(err)[:92], "...")
+m_root = mk.ones(2, 2, requires_grad=True)
+m_a = m_root.clone()
+m_a[0].exp_()                # CopySlices, as in torch (section 7); exp's backward is no exercise
+m_a.sum().backward()
+print("through a view:", m_a.grad_fn.name(), "| root.grad:", m_root.grad.to_numpy().astype(float).round(4).tolist())
 
 # %% [markdown]
 # No recursion: a chain of 10 000 operations backpropagates (Python's default

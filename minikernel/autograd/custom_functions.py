@@ -31,8 +31,10 @@ from .function import Function
 def my_relu_forward(ctx, input: Tensor) -> Tensor:
     """``max(input, 0)`` element-wise; save ``input`` for backward (``ctx.save_for_backward``).
 
-    Matches: ``torch.relu(input)``. ``F.relu`` would record nothing here anyway
-    (forward runs under ``no_grad``), but write it with ``F.where``/``F.gt``.
+    Matches: ``torch.relu(input)``, NaN included (``relu(nan)`` is nan). ``F.relu`` would
+    record nothing here anyway (forward runs under ``no_grad``), but write it with
+    ``F.where``/``F.lt``: ``F.where(F.lt(input, 0), 0.0, input)`` keeps a NaN, while
+    ``F.where(F.gt(input, 0), input, 0.0)`` would turn it into 0 (``nan > 0`` is False).
     """
     # TODO(3.8): ≈2 lines
     raise NotImplementedError("exercise 3.8 (my_relu_forward) is not implemented yet")

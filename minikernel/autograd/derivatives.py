@@ -105,7 +105,10 @@ def max_backward(grad: Tensor, x: Tensor, result: Tensor) -> Tensor:
     """``out = x.max()`` (a 0-d tensor): the gradient goes to the maximal elements.
 
     When several elements tie for the maximum, PyTorch shares the gradient evenly
-    between them: ``mask = (x == result)``, ``grad * mask / mask.sum()``.
+    between them: ``mask = F.eq(x, result)``, then ``F.div(F.mul(grad, mask), F.sum(mask))``.
+    Use the ``F`` functions, not operators: ``grad * mask`` on tensors outside autograd
+    runs chapter 02's kernels, which take no bool tensors (``mul_cpu`` not implemented
+    for 'Bool'); ``F.mul`` promotes the mask to ``grad``'s dtype, as torch does.
 
     Matches: torch's ``MaxBackward1`` (``evenly_distribute_backward``).
     """

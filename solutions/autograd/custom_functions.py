@@ -7,7 +7,7 @@ from minikernel.tensor import Tensor
 
 def my_relu_forward(ctx, input: Tensor) -> Tensor:
     ctx.save_for_backward(input)
-    return F.where(F.gt(input, 0), input, 0.0)
+    return F.where(F.lt(input, 0), 0.0, input)  # keeps NaN, like torch.relu
 
 
 def my_relu_backward(ctx, grad_output: Tensor) -> Tensor:
