@@ -42,9 +42,11 @@ def my_relu_forward(ctx, input: Tensor) -> Tensor:
 
 @exercise("3.8")
 def my_relu_backward(ctx, grad_output: Tensor) -> Tensor:
-    """The gradient passes where ``input > 0`` and is 0 elsewhere: ``grad_output * (input > 0)``.
+    """The gradient is 0 where ``input <= 0`` and passes elsewhere:
+    ``F.where(F.le(input, 0), 0.0, grad_output)``.
 
-    Matches: the gradient of ``torch.relu`` (0 at exactly 0, as PyTorch's).
+    Matches: the gradient of ``torch.relu`` (``threshold_backward``): 0 at exactly 0, and
+    at NaN the gradient passes (``nan <= 0`` is False), as PyTorch's.
     """
     # TODO(3.8): ≈2 lines
     raise NotImplementedError("exercise 3.8 (my_relu_backward) is not implemented yet")
