@@ -20,8 +20,7 @@ import math
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from ..course.exercise import exercise
-from .grad_mode import engine_running
-from .grad_mode import is_grad_enabled, set_grad_enabled  # noqa: F401 - for your exercises
+from .grad_mode import engine_running, is_grad_enabled, set_grad_enabled  # noqa: F401 - for your exercises
 from .graph import Edge, Grads, Node, walk  # noqa: F401 - for your exercises
 
 if TYPE_CHECKING:

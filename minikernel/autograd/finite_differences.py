@@ -21,8 +21,10 @@ from ..course.exercise import exercise
 from ..tensor import Tensor
 from . import values as V  # noqa: F401 - for your exercise
 from .api import grad  # noqa: F401 - for your exercise
-from .grad_mode import enable_grad
-from .grad_mode import no_grad  # noqa: F401 - for your exercise
+from .grad_mode import (
+    enable_grad,
+    no_grad,  # noqa: F401 - for your exercise
+)
 
 
 class GradcheckError(RuntimeError):

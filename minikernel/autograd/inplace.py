@@ -23,8 +23,8 @@ from . import values as V
 from .function import Function
 from .grad_mode import is_grad_enabled
 from .graph import Node
-from .reductions import sum as rsum
 from .pointwise import add, div, exp, log, mul, neg, pow, relu, sigmoid, sub, tanh
+from .reductions import sum as rsum
 from .view_nodes import CopySlices
 
 Operand = Union[Tensor, int, float]

@@ -20,9 +20,6 @@ module's borders:
 from __future__ import annotations
 
 import functools
-
-import functools
-
 import warnings
 from typing import Any, Callable, Optional, Sequence
 

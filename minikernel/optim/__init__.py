@@ -13,11 +13,11 @@ with numpy on the parameters' own memory, so the optimizers work whether or not
 chapter 02's kernels are finished.
 """
 from . import lr_scheduler
-from .lr_scheduler import CosineAnnealingLR, ExponentialLR, LambdaLR, LRScheduler, MultiStepLR, StepLR
-from .plateau import ReduceLROnPlateau
 from .adam import Adam, AdamW
 from .grad_view import TorchGradView, scale_loss
+from .lr_scheduler import CosineAnnealingLR, ExponentialLR, LambdaLR, LRScheduler, MultiStepLR, StepLR
 from .optimizer import Optimizer, required
+from .plateau import ReduceLROnPlateau
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler", "required", "TorchGradView", "scale_loss",

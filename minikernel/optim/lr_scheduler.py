@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import math
 import sys
-from bisect import bisect_right
-from collections import Counter
 import types
 import warnings
+from bisect import bisect_right
+from collections import Counter
 from functools import wraps
 from typing import Any, Callable, Optional, Sequence, Union
 from weakref import ref

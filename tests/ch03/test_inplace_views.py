@@ -14,7 +14,6 @@ import pytest
 import torch
 
 import minikernel as mk
-
 from tests.helpers import assert_autograd_same_as_torch
 
 VERSION_MESSAGE_UNTIL = "instead."  # torch's message, up to its hint (the hint is minikernel's own)
