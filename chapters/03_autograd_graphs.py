@@ -33,8 +33,11 @@
 # your chapter 02 kernels, so this chapter works whether or not chapter 02 is done.
 # (PyTorch's autograd calls the same kernels as everything else.)
 #
-# **Stuck?** References are in `solutions/autograd.py`, `solutions/derivatives.py`,
-# `solutions/custom_functions.py` and `solutions/gradcheck.py`; switch one on with
+# **Where.** Your code goes in `minikernel/autograd/` (the package mirrors
+# `torch.autograd`): `engine.py` (3.1, 3.3), `derivatives.py` (3.2, 3.4–3.6), `api.py`
+# (3.7), `custom_functions.py` (3.8) and `finite_differences.py` (3.9).
+#
+# **Stuck?** References are in the same files under `solutions/autograd/`; switch one on with
 # `MINIKERNEL_SOLUTIONS=3.3 make lab` (read once at import: restart the kernel after
 # changing it). **Grading:** the last cell, or `python -m minikernel grade '3.*'`.
 
@@ -45,12 +48,12 @@ import torch
 
 import minikernel as mk
 from minikernel import autograd as A
-from minikernel import derivatives as D
-from minikernel import functions as F
-from minikernel import gradcheck as G
+from minikernel.autograd import derivatives as D
+from minikernel.autograd import finite_differences as G
+from minikernel.autograd import functions as F
 from minikernel.course import notebook_display
 from minikernel.course.checking import agree
-from minikernel.custom_functions import MyReLU
+from minikernel.autograd.custom_functions import MyReLU
 
 notebook_display.install()  # an unfinished exercise shows a short box, and Run All goes on
 torch.manual_seed(0)
@@ -223,6 +226,29 @@ except RuntimeError as err:
 d = x.detach()
 print("detach shares memory:", d.data_ptr() == x.data_ptr(), "| requires_grad:", d.requires_grad)
 
+# %% [markdown]
+# **In place through a view.** A view (`a[0]`, `a.t()`, `a.view(...)`) shares memory
+# with its base (`view._base`) and the base's version counter. Writing through the view
+# changes the base too, so the base's *history* must change with it: its `grad_fn`
+# becomes `CopySlices`, which runs the in-place op's backward on the part the view
+# covers and passes the rest of the base's gradient through unchanged; every view of
+# the base then reaches the graph through it (`AsStridedBackward0`). In-place through
+# a view of a leaf that requires grad is refused, like in-place on the leaf itself.
+
+# %%
+root = torch.ones(2, 2, requires_grad=True)
+a = root.clone()
+row = a[0]
+row.mul_(2)                  # writes into a: a's history is rewritten
+print("a.grad_fn:", type(a.grad_fn).__name__, "| row.grad_fn:", type(row.grad_fn).__name__,
+      "| shared version:", a._version, row._version, "| row._base is a:", row._base is a)
+a.sum().backward()
+print("root.grad:", root.grad.tolist())   # row 0 was doubled: gradient 2 there, 1 elsewhere
+try:
+    root[0].mul_(2)
+except RuntimeError as err:
+    print("RuntimeError:", err)
+
 
 # %% [markdown]
 # `gradcheck` compares a Function's backward with finite differences (in float64:
@@ -253,8 +279,8 @@ print("float32 gradcheck:", verdict, "| warning:", str(caught[0].message)[:62], 
 # %% [markdown]
 # ## 8. The same graph in minikernel
 #
-# minikernel records the same nodes with the same names (`minikernel/graph.py`,
-# `minikernel/functions.py`). Building a graph needs none of your code; running it
+# minikernel records the same nodes with the same names (`minikernel/autograd/graph.py`,
+# `minikernel/autograd/functions.py`). Building a graph needs none of your code; running it
 # backward does.
 
 # %%
@@ -291,7 +317,7 @@ t_out.backward()
 print(torch_order)
 
 # %% [markdown]
-# Your `topological_order` in `minikernel/autograd.py` (≈15 lines, `heapq`, no
+# Your `topological_order` in `minikernel/autograd/engine.py` (≈15 lines, `heapq`, no
 # recursion) on the same expression:
 
 # %%
@@ -359,8 +385,8 @@ m_loss.backward()
 print("after a second backward, accumulated:", round(mx.grad.item(), 6))
 
 # %% [markdown]
-# And the engine's other duties: freeing the graph, refusing a second backward, and
-# the version check.
+# And the engine's other duties: freeing the graph, refusing a second backward, the
+# version check, and in-place writes through a view (the base's `CopySlices` node).
 
 # %%
 mx = mk.tensor([1.0, 2.0], requires_grad=True)
@@ -376,6 +402,11 @@ try:
     m_z.sum().backward()
 except RuntimeError as err:
     print("version check:", str(err)[:92], "...")
+m_root = mk.ones(2, 2, requires_grad=True)
+m_a = m_root.clone()
+m_a[0].exp_()                # CopySlices, as in torch (section 7); exp's backward is no exercise
+m_a.sum().backward()
+print("through a view:", m_a.grad_fn.name(), "| root.grad:", m_root.grad.to_numpy().astype(float).round(4).tolist())
 
 # %% [markdown]
 # No recursion: a chain of 10 000 operations backpropagates (Python's default
@@ -492,7 +523,7 @@ print("same as torch:", abs(m_penalty.item() - penalty5.item()) < 1e-5, torch.al
 # %% [markdown]
 # ## Exercise 3.8 — my_relu_forward, my_relu_backward
 #
-# The notes' MyReLU as a minikernel `Function` (`minikernel/custom_functions.py`):
+# The notes' MyReLU as a minikernel `Function` (`minikernel/autograd/custom_functions.py`):
 # w.grad should be [[4.5, 4.5]] and b.grad [[4.5]], as with PyTorch in section 6.
 
 # %%

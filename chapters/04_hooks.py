@@ -56,7 +56,7 @@ from torch.nn.modules.module import register_module_forward_hook, register_modul
 
 import minikernel as mk
 import minikernel.nn as mknn
-from minikernel import functions as F
+from minikernel.autograd import functions as F
 from minikernel.course import notebook_display
 from minikernel.course.checking import agree
 from minikernel.nn.tracing import CallTrace, attribute_kind
@@ -592,7 +592,7 @@ print(calls[-1:], "then no more")
 # %% [markdown]
 # ## Exercise 4.4 — remove_hook
 #
-# `minikernel.nn.RemovableHandle` is `minikernel.graph.RemovableHandle` (the tensor
+# `minikernel.nn.RemovableHandle` is `minikernel.autograd.graph.RemovableHandle` (the tensor
 # hooks' handle, same id counter) plus weak references to the hook dict and the flag
 # dicts. Its `remove()` calls your `remove_hook(handle)` (`minikernel/nn/hooks.py`):
 
@@ -734,7 +734,7 @@ print("watched layers:", dashboard.watched)
 # The dashboard's hooks are forward hooks like any other, so it watches a
 # minikernel model just the same — through your 4.2 runners. The same network from
 # the same starting weights (copied with `load_state_dict`), the same plain
-# gradient descent written with `minikernel.functions`, the cross-entropy as
+# gradient descent written with `minikernel.autograd.functions`, the cross-entropy as
 # `-mean(log_softmax(z)[label])`:
 
 # %%

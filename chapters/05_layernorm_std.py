@@ -718,7 +718,7 @@ print(mln, "|", mout.grad_fn.name())
 mln = mk.nn.LayerNorm((3, 4), dtype="float64")
 mx = Tensor.from_torch(xm.detach().clone()).requires_grad_()
 ym = mln(mx)
-mk.functions.sum(mk.functions.mul(ym, ym)).backward()  # the loss sum(y**2)
+mk.autograd.functions.sum(mk.autograd.functions.mul(ym, ym)).backward()  # the loss sum(y**2)
 (tln(xm) ** 2).sum().backward()
 print("repr as torch's:", repr(mln) == repr(tln))
 for name, mine, theirs in [("x", mx.grad, xm.grad), ("weight", mln.weight.grad, tln.weight.grad),

@@ -57,7 +57,7 @@ import torch
 from torch.utils.data import BatchSampler, DataLoader, RandomSampler, SequentialSampler
 
 import minikernel as mk
-import minikernel.functions as F
+import minikernel.autograd.functions as F
 import minikernel.nn as mk_nn
 from minikernel import clip_grad, data, optim, saving
 from minikernel.course import notebook_display

@@ -6,19 +6,25 @@
 from . import device  # first: picks the CUDA simulator before numba is imported (chapter 02)
 from . import strides
 from .course import exercise
-from . import autograd, custom_functions, derivatives, functions  # chapter 03
-from .graph import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from . import nn  # chapter 04
-from . import amp  # chapter 06
-from . import distributed  # chapter 07
-from .course.grading import grade
-from .tensor import Tensor, bool_, float32, float64, int32, int64, tensor
-from . import kernels, ops  # noqa: E402  chapter 02
+# Before anything that imports the Tensor: autograd's bottom modules (grad mode, graph
+# nodes, engine) sit below the Tensor, its other modules above it.
+from . import autograd  # chapter 03
+from . import kernels, ops, tensor_backends  # chapter 02
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .tensor import Tensor, bool_, float32, float64, int32, int64, ones, tensor, zeros
+
+# A Tensor method goes to the kernel path or the autograd path (tensor_backends.py).
+tensor_backends.register(kernels=ops, autograd=autograd.functions, backward=autograd.backward)
+
+from . import nn  # noqa: E402  chapter 04
 from . import norm  # noqa: E402  chapter 05
+from . import amp  # noqa: E402  chapter 06
+from . import distributed  # noqa: E402  chapter 07
 from . import clip_grad, optim  # noqa: E402  chapter 08
 from . import ao, utils  # noqa: E402  chapter 10
+from .course.grading import grade  # noqa: E402
 
 exercise.check_selection()
 
-__all__ = ["Tensor", "tensor", "grade", "float32", "float64", "int32", "int64", "bool_",
+__all__ = ["Tensor", "tensor", "zeros", "ones", "grade", "float32", "float64", "int32", "int64", "bool_",
            "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]

@@ -32,16 +32,16 @@ import numpy as np
 
 from . import device as dev
 from . import strides as S
+from .autograd.grad_mode import is_grad_enabled
 from .kernels import launch, layout
 from .kernels.scalar_ops import BINARY, MAX, REDUCE, SUM, UNARY
-from .tensor import Tensor, _wrap_dim, bool_, float32, float64, int32, int64
+from .tensor import _SCALAR_NAMES, Tensor, _wrap_dim, bool_, float32, float64, int32, int64
 
 Number = Union[int, float]
 Operand = Union[Tensor, int, float]
 
 SUPPORTED = (float32, float64, int64)
-#: PyTorch's names in "result type Float can't be cast ..." messages, and in matmul's.
-_SCALAR_NAMES = {float32: "Float", float64: "Double", int64: "Long", int32: "Int", bool_: "Bool"}
+#: PyTorch's C type names, in matmul's messages.
 _C_NAMES = {float32: "float", float64: "double", int64: "long int", int32: "int", bool_: "bool"}
 _FLOAT_RESULT = ("exp", "log", "sigmoid")  # integer inputs give float32, like torch
 
@@ -162,6 +162,15 @@ def _dense_range(t: Tensor) -> Optional[tuple[int, int]]:
     return t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()
 
 
+def _refuse_out_with_grad(name: str, out: Tensor, *inputs: Operand, inplace: bool) -> None:
+    """``out=`` results are not recorded, so torch refuses them while any argument requires grad."""
+    if inplace or not is_grad_enabled():
+        return
+    if any(isinstance(t, Tensor) and t.requires_grad for t in (out, *inputs)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           f"but one of the arguments requires grad.")
+
+
 def check_out(name: str, out: Tensor, shape: Sequence[int], dtype: np.dtype, where: str,
               inputs: Sequence[Tensor], inplace: bool = False) -> None:
     """Refuse an ``out=`` (or in-place target) the kernel could not fill correctly, like torch."""
@@ -197,6 +206,8 @@ def check_out(name: str, out: Tensor, shape: Sequence[int], dtype: np.dtype, whe
 def unary(name: str, a: Tensor, out: Optional[Tensor] = None, inplace: bool = False) -> Tensor:
     """``neg``, ``exp``, ``log``, ``relu``, ``sigmoid`` (and ``copy``): one input, the map kernel."""
     _check_operand(a, name)
+    if out is not None:
+        _refuse_out_with_grad(name, out, a, inplace=inplace)
     where = device_of(name, a, out)
     _check_dtype(name, where, a.dtype)
     dtype = float32 if (name in _FLOAT_RESULT and a.dtype.kind != "f") else a.dtype
@@ -217,6 +228,8 @@ def binary(name: str, a: Operand, b: Operand, out: Optional[Tensor] = None, inpl
     tensors = [x for x in (a, b) if isinstance(x, Tensor)]
     if not tensors:
         raise TypeError(f"{name}(): at least one operand must be a minikernel Tensor")
+    if out is not None:
+        _refuse_out_with_grad(name, out, a, b, inplace=inplace)
     where = device_of(name, *tensors, out)
     for t in tensors:
         _check_dtype(name, where, t.dtype)

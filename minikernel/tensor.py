@@ -15,15 +15,22 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from . import device as dev
+from . import shape_rules as R
 from . import strides as S
+from .autograd.grad_mode import is_grad_enabled
 from .device import Device, DeviceLike
+from .kernels.layout import contiguous_strides, copy_strides, is_non_overlapping_and_dense
 from .strides import Shape, Storage
-from .tensor_autograd import AutogradMixin, autograd_active
-from .tensor_ops import OperatorsMixin, _F
+from .tensor_autograd import AutogradMixin
+from .tensor_backends import autograd, autograd_active, kernels
+from .tensor_ops import OperatorsMixin
 
 #: dtypes a Tensor can hold (numpy dtypes; torch names in ``_TORCH_NAMES``).
 float32, float64, int64, int32, bool_ = (np.dtype(n) for n in ("float32", "float64", "int64", "int32", "bool"))
 _TORCH_NAMES = {float32: "float32", float64: "float64", int64: "int64", int32: "int32", bool_: "bool"}
+#: PyTorch's scalar type names (``FloatTensor``, and "result type Float can't be cast ..." messages).
+_SCALAR_NAMES = {float32: "Float", float64: "Double", int64: "Long", int32: "Int", bool_: "Bool"}
 
 
 def _sizes(args: tuple) -> tuple[int, ...]:
@@ -50,12 +57,8 @@ def _address(array: Any) -> int:
     return array._ary.ctypes.data  # the simulator keeps "device" memory in a numpy array
 
 
-def _wrap_dim(dim: int, ndim: int) -> int:
-    """Resolve a negative dim like torch, with torch's IndexError when out of range."""
-    low, high = (-ndim, ndim - 1) if ndim else (-1, 0)
-    if not low <= dim <= high:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})")
-    return dim + ndim if dim < 0 else dim
+#: torch's dim wrapping and its IndexError (``shape_rules.py``).
+_wrap_dim = R.wrap_dim
 
 
 class UntypedStorage:
@@ -69,6 +72,42 @@ class UntypedStorage:
 
     def nbytes(self) -> int:
         return self._array.nbytes
+
+    # ----------------------------------------------------- writing in place
+    def copy_(self, src: "Tensor") -> "Tensor":
+        """Write ``src`` (broadcast to this shape, cast to this dtype) into this tensor's memory."""
+        if not isinstance(src, Tensor):
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+        if autograd_active((self, src)):
+            return autograd().inplace("copy", self, src)
+        self._write(np.broadcast_to(src.to_numpy(), R.broadcast_shape(self._shape, src.shape)))
+        return self
+
+    def fill_(self, value: Any) -> "Tensor":
+        """Every element becomes ``value`` (a number or a one-element tensor)."""
+        if isinstance(value, Tensor):
+            if value.ndim:
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                                   f"{value.ndim} dimensions.")
+            value = value.item()
+        if autograd_active((self,)):
+            return autograd().inplace("fill", self, value)
+        self._write(np.full(self._shape, value, self.dtype))
+        return self
+
+    def zero_(self) -> "Tensor":
+        if autograd_active((self,)):
+            return autograd().inplace("zero", self)
+        self._write(np.zeros(self._shape, self.dtype))
+        return self
+
+    def _write(self, values: np.ndarray) -> None:
+        """Outside autograd: store ``values`` (already of this shape) and bump the version."""
+        if values.shape != self._shape:
+            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
+                               f"{list(values.shape)}")
+        self._numpy_view()[...] = values
+        self._bump_version()
 
     def __len__(self) -> int:
         return self._array.nbytes
@@ -164,7 +203,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
     def _with(self, shape: Sequence[int], strides: Sequence[int], offset: int | None = None) -> "Tensor":
         """A new header over the same storage (and the same version counter)."""
         out = Tensor(self._storage, shape, strides, self._offset if offset is None else offset)
-        out._vc = self._vc
+        out._make_view_of(self)
         return out
 
     # ------------------------------------------------------------------ views
@@ -172,20 +211,20 @@ class Tensor(AutogradMixin, OperatorsMixin):
         return self._with(size, stride, storage_offset)
 
     def view(self, *shape) -> "Tensor":
+        R.infer_shape(_sizes(shape), self.numel())  # torch's errors, on both paths
         if autograd_active((self,)):
-            return _F().view(self, _sizes(shape))
+            return autograd().view(self, _sizes(shape))
         new_shape = S.infer_size(_sizes(shape), self.numel())
         new_strides = S.view_strides(self._shape, self._strides, new_shape)
         if new_strides is None:
-            raise RuntimeError(
-                "view size is not compatible with input tensor's size and stride (at least one"
-                " dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+            raise RuntimeError(R.VIEW_NOT_POSSIBLE)
         return self._with(new_shape, new_strides)
 
     def reshape(self, *shape) -> "Tensor":
         """A view when the strides allow one, else a contiguous copy (like torch)."""
+        R.infer_shape(_sizes(shape), self.numel())
         if autograd_active((self,)):
-            return _F().reshape(self, _sizes(shape))
+            return autograd().reshape(self, _sizes(shape))
         new_shape = S.infer_size(_sizes(shape), self.numel())
         new_strides = S.view_strides(self._shape, self._strides, new_shape)
         if new_strides is None:
@@ -193,21 +232,15 @@ class Tensor(AutogradMixin, OperatorsMixin):
         return self._with(new_shape, new_strides)
 
     def permute(self, *dims) -> "Tensor":
-        dims = _sizes(dims)
+        dims = R.check_permute(_sizes(dims), self.ndim)
         if autograd_active((self,)):
-            return _F().permute(self, dims)
-        if len(dims) != self.ndim:
-            raise RuntimeError(f"permute(): number of dims don't match: the tensor has {self.ndim}"
-                               f" dimensions but {len(dims)} were given")
-        dims = tuple(_wrap_dim(d, self.ndim) for d in dims)
-        if len(set(dims)) != len(dims):
-            raise RuntimeError("permute(): duplicate dims are not allowed.")
+            return autograd().permute(self, dims)
         shape, strides = S.permute_strides(self._shape, self._strides, dims)
         return self._with(shape, strides)
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         if autograd_active((self,)):
-            return _F().transpose(self, dim0, dim1)
+            return autograd().transpose(self, dim0, dim1)
         if self.ndim == 0:
             return self
         dim0, dim1 = _wrap_dim(dim0, self.ndim), _wrap_dim(dim1, self.ndim)
@@ -217,15 +250,16 @@ class Tensor(AutogradMixin, OperatorsMixin):
 
     def t(self) -> "Tensor":
         if autograd_active((self,)):
-            return _F().t(self)
+            return autograd().t(self)
         if self.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
         return self.transpose(0, 1) if self.ndim == 2 else self
 
     def expand(self, *sizes) -> "Tensor":
         new_shape = _sizes(sizes)
+        R.expand_shape(self._shape, new_shape, self.type())  # torch's errors, on both paths
         if autograd_active((self,)):
-            return _F().expand(self, new_shape)
+            return autograd().expand(self, new_shape)
         new_strides = S.expand_strides(self._shape, self._strides, new_shape)
         shape = tuple(self._shape[d - len(new_shape) + self.ndim] if n == -1 else n
                       for d, n in enumerate(new_shape))
@@ -234,24 +268,81 @@ class Tensor(AutogradMixin, OperatorsMixin):
     def contiguous(self) -> "Tensor":
         """``self`` if already contiguous, else a row-major copy (exercise 1.7)."""
         if autograd_active((self,)):
-            return self if self.is_contiguous() else _F().clone(self)
+            return self if self.is_contiguous() else autograd().clone(self)
         if self.is_cuda:  # on the GPU the copy is the map kernel's job (exercise 2.6)
-            from . import ops
-
-            return ops.contiguous(self)
+            return kernels().contiguous(self)
         if self.is_contiguous():
             return self
         flat = S.contiguous(self._storage, self._shape, self._strides, self._offset)
         return Tensor(flat, self._shape, S.contiguous_strides(self._shape), 0)
 
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        return self.expand(other.shape)
+
+    def view_as(self, other: "Tensor") -> "Tensor":
+        return self.view(other.shape)
+
+    def reshape_as(self, other: "Tensor") -> "Tensor":
+        return self.reshape(other.shape)
+
+    @property
+    def T(self) -> "Tensor":  # noqa: N802 - torch's name
+        """All dims reversed (``x.permute(n-1, ..., 0)``); torch allows it for ndim != 2 too."""
+        return self.permute(*reversed(range(self.ndim)))
+
+    @property
+    def mT(self) -> "Tensor":  # noqa: N802 - torch's name
+        """The last two dims swapped (a batch of matrices transposed)."""
+        if self.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                               f"{self.ndim}-D tensor.")
+        return self.transpose(-2, -1)
+
+    # The views below are computed by the autograd path's numpy views whether or not
+    # a gradient is involved (they are not chapter 01 exercises).
+    def select(self, dim: int, index: int) -> "Tensor":
+        return autograd().select(self, dim, index)
+
+    def narrow(self, dim: int, start: int, length: int) -> "Tensor":
+        return autograd().narrow(self, dim, start, length)
+
+    def squeeze(self, dim=None) -> "Tensor":
+        return autograd().squeeze(self, dim)
+
+    def unsqueeze(self, dim: int) -> "Tensor":
+        return autograd().unsqueeze(self, dim)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+        return autograd().flatten(self, start_dim, end_dim)
+
+    def unflatten(self, dim: int, sizes) -> "Tensor":
+        return autograd().unflatten(self, dim, sizes)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
+        return autograd().diagonal(self, offset, dim1, dim2)
+
+    def unbind(self, dim: int = 0) -> tuple:
+        return autograd().unbind(self, dim)
+
+    def split(self, split_size, dim: int = 0) -> tuple:
+        return autograd().split(self, split_size, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        return autograd().chunk(self, chunks, dim)
+
     # --------------------------------------------------------------- indexing
     def __getitem__(self, key: Any) -> "Tensor":
-        """Ints and slices with positive steps, like ``t[1]``, ``t[:, ::2]``, ``t[1:, 0]``."""
+        """Ints and slices (chapter 01's headers), and ``...``, ``None``, integer tensors and boolean
+        masks (the autograd path's numpy indexing), like torch."""
         key = key if isinstance(key, tuple) else (key,)
+        if self.ndim == 0 and any(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key):
+            raise IndexError(R.ZERO_DIM_INDEX)
+        if not all(isinstance(k, (int, np.integer, slice)) and not isinstance(k, bool) for k in key):
+            return autograd().getitem(self, key)
         if autograd_active((self,)) and all(isinstance(k, (int, np.integer, slice)) for k in key):
             if len(key) > self.ndim:
                 raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
-            return _F().index(self, key)
+            return autograd().index(self, key)
         if len(key) > self.ndim:
             raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
         starts, shape, strides = [], [], []
@@ -278,13 +369,22 @@ class Tensor(AutogradMixin, OperatorsMixin):
         return self._with(shape, strides, offset)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        """``t[1:, 0] = value``, and ``t[mask] = value`` with a boolean mask tensor."""
-        from .graph import is_grad_enabled
+        """``t[1:, 0] = value``, and ``t[mask] = value`` with a boolean mask tensor.
 
+        While recording (autograd involved) it is recorded like torch's: ``t[key].copy_(value)``
+        through the view (``CopySlices``), and for a mask ``t.copy_(where(mask, value, t))``.
+        """
         if is_grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
-            raise RuntimeError("minikernel does not record assignments into tensors that take part in autograd: "
-                               "build the new values out of place (e.g. with minikernel.functions.where), or "
-                               "assign under minikernel.no_grad()")
+            src = value if isinstance(value, Tensor) else tensor(value, dtype=self.dtype)
+            if isinstance(key, Tensor) and key.dtype == bool_:
+                self.copy_(autograd().where(key, src, self))
+            elif isinstance(key, Tensor) or (isinstance(key, tuple) and any(isinstance(k, Tensor) for k in key)):
+                raise RuntimeError("minikernel records assignments through ints, slices, ... and boolean masks; "
+                                   "for integer-tensor indices build the values out of place, or assign under "
+                                   "minikernel.no_grad()")
+            else:
+                self[key].copy_(src)
+            return
         values = value.to_numpy() if isinstance(value, Tensor) else value
         if isinstance(key, Tensor):
             if key.dtype != bool_:
@@ -294,6 +394,42 @@ class Tensor(AutogradMixin, OperatorsMixin):
             self._numpy_view()[key] = values
         else:
             self[key]._numpy_view()[...] = values  # the header comes from your chapter 01 code
+        self._bump_version()
+
+    # ----------------------------------------------------- writing in place
+    def copy_(self, src: "Tensor") -> "Tensor":
+        """Write ``src`` (broadcast to this shape, cast to this dtype) into this tensor's memory."""
+        if not isinstance(src, Tensor):
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+        if autograd_active((self, src)):
+            return autograd().inplace("copy", self, src)
+        self._write(np.broadcast_to(src.to_numpy(), R.broadcast_shape(self._shape, src.shape)))
+        return self
+
+    def fill_(self, value: Any) -> "Tensor":
+        """Every element becomes ``value`` (a number or a one-element tensor)."""
+        if isinstance(value, Tensor):
+            if value.ndim:
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                                   f"{value.ndim} dimensions.")
+            value = value.item()
+        if autograd_active((self,)):
+            return autograd().inplace("fill", self, value)
+        self._write(np.full(self._shape, value, self.dtype))
+        return self
+
+    def zero_(self) -> "Tensor":
+        if autograd_active((self,)):
+            return autograd().inplace("zero", self)
+        self._write(np.zeros(self._shape, self.dtype))
+        return self
+
+    def _write(self, values: np.ndarray) -> None:
+        """Outside autograd: store ``values`` (already of this shape) and bump the version."""
+        if values.shape != self._shape:
+            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
+                               f"{list(values.shape)}")
+        self._numpy_view()[...] = values
         self._bump_version()
 
     def __len__(self) -> int:
@@ -334,9 +470,6 @@ class Tensor(AutogradMixin, OperatorsMixin):
         (the strides ``torch.empty_like`` gives). Copies to the GPU are synchronous,
         as torch's are from pageable memory.
         """
-        from . import device as dev
-        from .kernels.layout import copy_strides, is_non_overlapping_and_dense
-
         target = dev.device(device)
         if target.type == self.device.type:
             return self
@@ -392,6 +525,10 @@ class Tensor(AutogradMixin, OperatorsMixin):
             raise TypeError("to_torch() shares memory, so it needs a cpu tensor; use .cpu().to_torch() for a copy")
         return torch.from_numpy(self._storage).as_strided(self._shape, self._strides, self._offset)
 
+    def type(self) -> str:
+        """The legacy type name, like ``torch.FloatTensor``: ``minikernel.FloatTensor``."""
+        return f"minikernel.{_SCALAR_NAMES[self.dtype]}Tensor"
+
     def __repr__(self) -> str:
         if not self.is_cuda:
             return self._autograd_repr(repr(self.to_torch()))
@@ -418,14 +555,12 @@ def typename(obj: Any) -> str:
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A new contiguous Tensor holding a copy of ``data`` (nested lists, scalars, arrays).
 
-    Like ``torch.tensor``: Python floats become float32, ints int64, unless
-    ``dtype`` says otherwise (a numpy dtype or a name such as ``"float64"``).
+    Like ``torch.tensor``: Python floats become float32, ints int64 (numpy arrays and
+    scalars keep their dtype), unless ``dtype`` says otherwise (a numpy dtype or a name such as ``"float64"``).
     ``requires_grad=True`` makes it a leaf of the autograd graph (chapter 03).
     """
-    from .kernels.layout import contiguous_strides
-
     array = np.array(data, dtype=dtype)
-    if dtype is None and not isinstance(data, np.ndarray) and array.dtype == np.float64:
+    if dtype is None and not isinstance(data, (np.ndarray, np.generic)) and array.dtype == np.float64:
         array = array.astype(np.float32)
     if array.dtype not in _TORCH_NAMES:
         raise TypeError(f"unsupported dtype {array.dtype}; use one of {', '.join(_TORCH_NAMES.values())}")
@@ -434,3 +569,21 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     out = Tensor(array.reshape(-1), array.shape, contiguous_strides(array.shape), 0)
     out._requires_grad = bool(requires_grad)
     return out
+
+
+def _factory(fill: float, sizes: tuple, dtype: Any, requires_grad: bool) -> Tensor:
+    shape = R.check_sizes(_sizes(sizes))
+    dtype = float32 if dtype is None else np.dtype(dtype)
+    out = Tensor(np.full(max(1, math.prod(shape)), fill, dtype), shape, contiguous_strides(shape), 0)
+    out.requires_grad_(requires_grad)
+    return out
+
+
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """``torch.zeros(*size, dtype=None, requires_grad=False)``: float32 unless ``dtype`` says otherwise."""
+    return _factory(0, size, dtype, requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """``torch.ones(*size, dtype=None, requires_grad=False)``."""
+    return _factory(1, size, dtype, requires_grad)

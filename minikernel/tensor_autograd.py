@@ -1,15 +1,25 @@
 """What a Tensor knows about autograd (chapter 03): ``requires_grad``, ``grad``,
 ``grad_fn``, hooks, ``backward()``, ``detach()`` and its version counter.
 
-Mixed into ``Tensor`` (``tensor.py``); the graph itself is ``graph.py`` and the
-engine ``autograd.py``.
+Mixed into ``Tensor`` (``tensor.py``); the graph itself is ``autograd/graph.py``
+and the engine ``autograd/engine.py``.
 """
 from __future__ import annotations
 
 import warnings
 from typing import Callable, Optional
 
-from . import graph
+from . import tensor_backends
+from .autograd import graph
+from .autograd.engine import AccumulateGrad
+from .autograd.view_nodes import AsStridedBackward
+
+_MULTI_OUTPUT_VIEW = (
+    "Output {nr} of {name} is a view and is being modified inplace. This view is the output of a function that "
+    "returns multiple views. Such functions do not allow the output views to be modified inplace. You should "
+    "replace the inplace operation by an out-of-place one.")
+_VIEW_OF_LEAF = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+_LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 
 _NON_LEAF_GRAD = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
@@ -18,30 +28,61 @@ _NON_LEAF_GRAD = (
     "sure you access the leaf Tensor instead.")
 
 
-def autograd_active(args: tuple) -> bool:
-    """Whether an operation on ``args`` goes through the autograd layer (``functions.py``):
-    when an operand requires grad, or while a backward pass runs. Otherwise it is
-    chapter 02's kernel dispatch (``ops.py``)."""
-    return graph.backward_running() or any(isinstance(a, AutogradMixin) and a.requires_grad for a in args)
-
-
-def _F():
-    from . import functions
-
-    return functions
-
-
 class AutogradMixin:
     """Autograd state of a Tensor. ``_init_autograd`` is called by ``Tensor.__init__``."""
 
     def _init_autograd(self) -> None:
         self._requires_grad = False
         self._grad = None
-        self.grad_fn: Optional[graph.Node] = None
+        self._grad_fn: Optional[graph.Node] = None
+        self._base = None  # the tensor this one is a view of (None: not a view)
+        self._view_version = 0  # the version when this view's grad_fn was last set
+        self._multi_output_view: Optional[str] = None  # "Unbind", ... when made by a multi-view op
         self._output_nr = 0
-        self._accumulator: Optional[graph.AccumulateGrad] = None
+        self._accumulator: Optional[AccumulateGrad] = None
         self._retains_grad = False
         self._vc = [0]  # version counter, shared by views of the same memory
+
+    # ------------------------------------------------------------ views
+    def _make_view_of(self, source) -> None:
+        """Mark this new header as a view of ``source``'s memory: same version counter,
+        and the same base (a view of a view is a view of the original base, as in torch)."""
+        self._vc = source._vc
+        self._base = source._base if source._base is not None else source
+        self._view_version = self._vc[0]
+
+    @property
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    @property
+    def grad_fn(self) -> Optional[graph.Node]:
+        """The node that made this tensor (None for a leaf).
+
+        A view whose memory was modified in place since its ``grad_fn`` was set (the shared
+        version counter moved on) gets its gradient through its base's new history: its
+        ``grad_fn`` is regenerated as ``AsStridedBackward0`` (torch does the same).
+        """
+        base = self._base
+        if base is not None and self._view_version != self._vc[0]:
+            self._view_version = self._vc[0]
+            if base.requires_grad:
+                self._grad_fn, self._output_nr = AsStridedBackward(base, self), 0
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node: Optional[graph.Node]) -> None:
+        self._grad_fn = node
+
+    def _check_inplace(self) -> None:
+        """torch's refusals before an in-place op that will be recorded."""
+        if self._multi_output_view is not None and self.requires_grad:
+            raise RuntimeError(_MULTI_OUTPUT_VIEW.format(nr=self._output_nr, name=self._multi_output_view))
+        base = self._base
+        if base is not None and base.is_leaf and base.requires_grad:
+            raise RuntimeError(_VIEW_OF_LEAF)
+        if base is None and self.is_leaf and self.requires_grad:
+            raise RuntimeError(_LEAF)
 
     # ----------------------------------------------------------- flags
     @property
@@ -51,6 +92,8 @@ class AutogradMixin:
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         if self.grad_fn is not None:
+            if value:
+                return  # a non-leaf already requires grad: nothing to change (torch allows it)
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                "computed variable in a subgraph that doesn't require differentiation use "
                                "var_no_grad = var.detach().")
@@ -127,17 +170,17 @@ class AutogradMixin:
         return graph.add_hook(node._tensor_pre_hooks.setdefault(nr, {}), hook)
 
     # ---------------------------------------------------------- backward
-    def backward(self, gradient=None, retain_graph: Optional[bool] = None, create_graph: bool = False) -> None:
+    def backward(self, gradient=None, retain_graph: Optional[bool] = None, create_graph: bool = False,
+                 inputs=None) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (``torch.Tensor.backward``).
 
         Args:
             gradient: d(something)/d(self), needed unless ``self`` has one element (default None).
             retain_graph: keep the saved tensors for another backward (default: ``create_graph``).
             create_graph: record the backward pass, for higher-order derivatives (default False).
+            inputs: accumulate only into these tensors' ``.grad`` (default None: every leaf).
         """
-        from . import autograd
-
-        autograd.backward(self, gradient, retain_graph, create_graph)
+        tensor_backends.run_backward(self, gradient, retain_graph, create_graph, inputs)
 
     # -------------------------------------------------- graph plumbing
     def detach(self):
@@ -146,28 +189,41 @@ class AutogradMixin:
         out._vc = self._vc
         return out
 
+    def detach_(self):
+        """Cut this tensor from the graph in place: it becomes a leaf that doesn't require grad."""
+        if self._base is not None and self.requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                               "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                               "called on these gradients. To fix this error, please refer to the Optimizer."
+                               "zero_grad() function in torch/optim/optimizer.py as the solution.")
+        self._grad_fn, self._requires_grad, self._output_nr = None, False, 0
+        return self
+
     @property
     def data(self):
         """``detach()`` without the shared version counter (PyTorch's legacy ``.data``)."""
         return type(self)(self._storage, self._shape, self._strides, self._offset)
 
     def clone(self):
-        return _F().clone(self)
+        return tensor_backends.autograd().clone(self)
 
     def _alias(self):
         """Another Tensor object over the same memory with the same history."""
         out = self.detach()
+        out._base, out._view_version = self._base, self._vc[0]
         out._requires_grad, out.grad_fn, out._output_nr = self._requires_grad, self.grad_fn, self._output_nr
         out._accumulator = self._grad_accumulator() if self._requires_grad and self.grad_fn is None else None
         return out
 
-    def _set_history(self, node: graph.Node, output_nr: int) -> None:
-        self.grad_fn, self._output_nr = node, output_nr
+    def _set_history(self, node: Optional[graph.Node], output_nr: int) -> None:
+        self._grad_fn, self._output_nr = node, output_nr
+        self._view_version = self._vc[0]
 
-    def _grad_accumulator(self) -> graph.AccumulateGrad:
+    def _grad_accumulator(self) -> AccumulateGrad:
         """The leaf's AccumulateGrad node, made once (every use of the leaf shares it)."""
         if self._accumulator is None:
-            self._accumulator = graph.AccumulateGrad(self)
+            self._accumulator = AccumulateGrad(self)
         return self._accumulator
 
     def _autograd_repr(self, text: str) -> str:
@@ -177,9 +233,3 @@ class AutogradMixin:
         if self._requires_grad:
             return f"{text[:-1]}, requires_grad=True)"
         return text
-
-    def type(self) -> str:
-        """The legacy type name, like ``torch.FloatTensor``: ``minikernel.FloatTensor``."""
-        from .ops import _SCALAR_NAMES
-
-        return f"minikernel.{_SCALAR_NAMES[self.dtype]}Tensor"

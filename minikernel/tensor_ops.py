@@ -3,14 +3,15 @@
 Each one is a call into ``minikernel.ops`` — device dispatch, dtype dispatch,
 checks, output allocation, then your chapter 02 kernel — unless autograd is
 involved (an operand requires grad, or a backward pass is running): then the same
-call goes to ``minikernel.functions``, which records the graph (chapter 03) and
-computes with numpy. Mixed into ``Tensor`` (``tensor.py``).
+call goes to ``minikernel.autograd.functions``, which records the graph (chapter 03)
+and computes with numpy (``tensor_backends.py`` picks). Mixed into ``Tensor``
+(``tensor.py``).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .tensor_autograd import autograd_active
+from .tensor_backends import autograd, autograd_active, kernels, route
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -122,7 +123,7 @@ class OperatorsMixin:
         return _route("mean", self, dim, keepdim)
 
     def amax(self, dim=(), keepdim: bool = False) -> "Tensor":
-        return _ops().amax(self, dim, keepdim)
+        return kernels().amax(self, dim, keepdim)
 
     def max(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
         return _route("max", self, dim, keepdim)
@@ -132,69 +133,54 @@ class OperatorsMixin:
 
     # ------------------------- autograd-layer only (no chapter 02 kernel)
     def __pow__(self, exponent):
-        return _F().pow(self, exponent)
+        return autograd().pow(self, exponent)
 
     def __rpow__(self, base):
-        return _F().pow(base, self)
+        return autograd().pow(base, self)
+
+    def prod(self, dim=None, keepdim: bool = False) -> "Tensor":
+        return autograd().prod(self, dim, keepdim)
+
+    def where(self, condition, other) -> "Tensor":
+        """``torch.where(condition, self, other)``."""
+        return autograd().where(condition, self, other)
 
     def pow(self, exponent) -> "Tensor":
-        return _F().pow(self, exponent)
+        return autograd().pow(self, exponent)
 
     def tanh(self) -> "Tensor":
-        return _F().tanh(self)
+        return autograd().tanh(self)
 
     def tanh_(self) -> "Tensor":
-        return _F().inplace("tanh", self)
+        return autograd().inplace("tanh", self)
 
     def __gt__(self, other):
-        return _F().gt(self, other)
+        return autograd().gt(self, other)
 
     def __lt__(self, other):
-        return _F().lt(self, other)
+        return autograd().lt(self, other)
 
     def __ge__(self, other):
-        return _F().ge(self, other)
+        return autograd().ge(self, other)
 
     def __le__(self, other):
-        return _F().le(self, other)
+        return autograd().le(self, other)
 
     def eq(self, other) -> "Tensor":
-        return _F().eq(self, other)
-
-    def unsqueeze(self, dim: int) -> "Tensor":
-        from .tensor import _wrap_dim
-
-        dim = _wrap_dim(dim, self.ndim + 1)
-        return self.reshape(*self._shape[:dim], 1, *self._shape[dim:])
+        return autograd().eq(self, other)
 
 
-def _route(name: str, *args):
-    """minikernel.functions (autograd layer) when autograd is involved, else minikernel.ops."""
-    return getattr(_F() if autograd_active(args) else _ops(), name)(*args)
+_route = route
 
 
 def _inplace(name: str, self, other=None):
     """In-place ops: the autograd layer when involved, else ops' ``out=self`` variant; both bump the version."""
     args = (self,) if other is None else (self, other)
     if autograd_active(args):
-        return _F().inplace(name, self, other)
+        return autograd().inplace(name, self, other)
     if other is None:
-        _ops().unary(name, self, out=self, inplace=True)
+        kernels().unary(name, self, out=self, inplace=True)
     else:
-        _ops().binary(name, self, other, out=self, inplace=True)
+        kernels().binary(name, self, other, out=self, inplace=True)
     self._bump_version()
     return self
-
-
-def _F():
-    """minikernel.functions, imported on first use."""
-    from . import functions
-
-    return functions
-
-
-def _ops():
-    """minikernel.ops, imported on first use (it imports this module)."""
-    from . import ops
-
-    return ops

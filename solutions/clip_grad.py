@@ -5,7 +5,7 @@ from typing import Optional
 
 import numpy as np
 
-from minikernel import values
+from minikernel.autograd import values
 from minikernel.clip_grad import Tensors
 from minikernel.tensor import Tensor
 

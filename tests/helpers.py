@@ -8,6 +8,7 @@ from typing import Any, Callable
 import torch
 from hypothesis import strategies as st
 
+import minikernel
 from minikernel import Tensor
 
 MAX_DIMS, MAX_SIDE = 4, 4
@@ -133,7 +134,7 @@ def assert_backward_same_as_torch(fn: Callable, *values: torch.Tensor, grad: tor
     from ``values``; the outputs and every leaf's ``.grad`` must agree (float64).
 
     ``fn`` receives the leaves and may use operators, Tensor methods, or
-    ``minikernel.functions`` / ``torch`` functions picked by the leaves' type.
+    ``minikernel.autograd.functions`` / ``torch`` functions picked by the leaves' type.
     ``grad`` is the gradient of the output (default: ones).
     """
     theirs, mine = leaves_pair(*values)
@@ -144,6 +145,63 @@ def assert_backward_same_as_torch(fn: Callable, *values: torch.Tensor, grad: tor
     g = torch.ones_like(expected) if grad is None else grad.double()
     expected.backward(g)
     got.backward(Tensor.from_torch(g.clone()))
+    for i, (t, m) in enumerate(zip(theirs, mine)):
+        if t.grad is None:
+            assert m.grad is None, f"leaf {i}: torch left .grad None, minikernel has {m.grad}"
+            continue
+        assert m.grad is not None, f"leaf {i}: torch computed a gradient, minikernel's .grad is None"
+        torch.testing.assert_close(m.grad.to_torch(), t.grad, rtol=rtol, atol=atol, equal_nan=True,
+                                   msg=lambda msg, i=i: f"leaf {i} gradient differs from torch's: {msg}")
+
+
+def _grad_fn_name(t: Any) -> str | None:
+    node = t.grad_fn
+    return None if node is None else (type(node).__name__ if isinstance(t, torch.Tensor) else node.name())
+
+
+def assert_autograd_same_as_torch(program: Callable, *values: torch.Tensor, backward: bool = True,
+                                  message_until: str | None = "", rtol: float = 1e-7, atol: float = 1e-9) -> None:
+    """Run ``program(leaves, lib)`` with torch (``lib=torch``) and with minikernel
+    (``lib=minikernel``) on float64 leaves made from ``values``, then backward from its
+    first result (with ones), and compare everything the autograd lesson is about:
+
+    * errors, at forward or at backward: the same type, and the same message
+      (``message_until``: compare up to and including that text; ``""``: the whole
+      message; None: the type only);
+    * every result: shape, dtype, values, ``_version`` and ``grad_fn``'s name;
+    * after backward, every leaf's ``.grad``.
+
+    ``program`` returns a tensor or a tuple of tensors (the first is the root).
+    """
+    theirs, mine = leaves_pair(*values)
+    expected, torch_error = _run(program, *theirs, torch)
+    got, mk_error = _run(program, *mine, minikernel)
+    if torch_error is None and mk_error is None and backward:
+        root_t = expected[0] if isinstance(expected, tuple) else expected
+        root_m = got[0] if isinstance(got, tuple) else got
+        _, torch_error = _run(lambda: root_t.backward(torch.ones_like(root_t)))
+        _, mk_error = _run(lambda: root_m.backward(Tensor.from_torch(torch.ones_like(root_t).detach())))
+    if torch_error is not None or mk_error is not None:
+        assert type(mk_error) is type(torch_error), f"torch raised {torch_error!r}, minikernel raised {mk_error!r}"
+        if message_until is not None:
+            want, have = str(torch_error), str(mk_error).replace("minikernel.", "torch.")
+            if message_until:
+                assert message_until in want, f"{message_until!r} is not in torch's message {want!r}"
+                want = want[:want.index(message_until) + len(message_until)]
+                have = have[:len(want)]
+            assert have == want, f"message differs from torch's:\n  {have}\n  {want}"
+        return
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(expected)
+    for i, (t, m) in enumerate(zip(expected, got)):
+        assert isinstance(m, Tensor), f"result {i}: expected a minikernel Tensor, got {type(m).__name__}"
+        assert m.shape == tuple(t.shape), f"result {i}: shape {m.shape} != torch's {tuple(t.shape)}"
+        assert str(m.dtype) == str(t.dtype).removeprefix("torch."), f"result {i}: dtype {m.dtype} vs {t.dtype}"
+        torch.testing.assert_close(m.detach().to_torch(), t.detach(), rtol=rtol, atol=atol, equal_nan=True)
+        assert m._version == t._version, f"result {i}: version {m._version} != torch's {t._version}"
+        assert _grad_fn_name(m) == _grad_fn_name(t), (
+            f"result {i}: grad_fn {_grad_fn_name(m)} != torch's {_grad_fn_name(t)}")
     for i, (t, m) in enumerate(zip(theirs, mine)):
         if t.grad is None:
             assert m.grad is None, f"leaf {i}: torch left .grad None, minikernel has {m.grad}"

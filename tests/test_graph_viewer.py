@@ -17,8 +17,8 @@ import pytest
 import torch
 
 import minikernel
-import minikernel.autograd as A
-from minikernel import functions as F
+import minikernel.autograd.engine as A
+from minikernel.autograd import functions as F
 from minikernel.course.exercise import uses_reference
 from widgets import GraphViewer, graph_svg
 from widgets import graph_render
@@ -44,7 +44,7 @@ def _leaves(seed: int = 0):
     return (a, b, w), mk
 
 
-#: one expression, written for torch and for minikernel (with minikernel.functions)
+#: one expression, written for torch and for minikernel (with minikernel.autograd.functions)
 EXPRESSIONS = {
     "mul-exp-sum": (lambda a, b, w: (a * b).exp().sum(),
                     lambda a, b, w: F.sum(F.exp(F.mul(a, b)))),

@@ -29,7 +29,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import torch
 
-from minikernel.graph import BackwardNode as MkBackwardNode, Node as MkNode
+from minikernel.autograd.function import BackwardNode as MkBackwardNode
+from minikernel.autograd.graph import Node as MkNode
 from minikernel.tensor import Tensor as MkTensor
 
 MAX_NODES = 200  #: the largest graph drawn (dot takes seconds past a few hundred nodes)

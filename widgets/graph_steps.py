@@ -21,8 +21,8 @@ import numpy as np
 import torch
 
 from minikernel import autograd as A
-from minikernel import functions as F
-from minikernel import values
+from minikernel.autograd import functions as F
+from minikernel.autograd import values
 from minikernel.course.exercise import stub_exercise_id
 from minikernel.tensor import Tensor as MkTensor
 

@@ -19,16 +19,18 @@ module's borders:
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from .. import values as V
-from ..autograd import Function
-from ..graph import Node, is_grad_enabled
-from ..tensor import Tensor
+from ..autograd import values as V
+from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.graph import Node
 from ..course.exercise import exercise
+from ..tensor import Tensor
 
 Grads = tuple  #: one gradient (a Tensor) or None per argument / output of the module
 
@@ -202,7 +204,8 @@ def register_non_full_backward_hooks(module: Any, args: tuple, result: Any, hook
     if grad_fn is None:
         return
     for hook in hooks:
-        grad_fn.register_hook(lambda grad_input, grad_output, hook=hook: hook(module, grad_input, grad_output))
+        grad_fn.register_hook(functools.wraps(hook)(  # keeps the hook's name for the count check's message
+            lambda grad_input, grad_output, hook=hook: hook(module, grad_input, grad_output)))
     _maybe_warn_non_full_backward_hook(args, result, grad_fn)
 
 

@@ -1,6 +1,6 @@
 """``minikernel.nn.functional``: the layers' maths as functions (``torch.nn.functional``).
 
-Written with ``minikernel.functions`` (the autograd layer, values computed with
+Written with ``minikernel.autograd.functions`` (the autograd layer, values computed with
 numpy), so they record the graph and never need the chapter 02 kernels.
 """
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Optional
 
 import numpy as np
 
-from .. import functions as F
-from .. import values as V
+from ..autograd import functions as F
+from ..autograd import values as V
 from ..tensor import Tensor
 
 

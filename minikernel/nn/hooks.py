@@ -23,7 +23,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence, Union
 
-from .. import graph
+from ..autograd import graph
 from ..course.exercise import exercise
 
 Args = tuple  #: the positional arguments of a module call
@@ -58,7 +58,7 @@ class RemovableHandle(graph.RemovableHandle):
     """What every ``register_*hook`` returns: ``handle.remove()`` unregisters the hook
     (``torch.utils.hooks.RemovableHandle``).
 
-    The same class as the tensor hooks' handle (``minikernel.graph.RemovableHandle``,
+    The same class as the tensor hooks' handle (``minikernel.autograd.graph.RemovableHandle``,
     one id counter for both), plus what module hooks need: the flag dicts to clean
     too, and *weak* references to every dict, so that a handle kept somewhere does
     not keep a deleted module's hooks alive.

@@ -10,7 +10,7 @@ from typing import Any, Iterator, Optional, Union
 
 import numpy as np
 
-from .. import values as V
+from ..autograd import values as V
 from ..tensor import Tensor, float32
 from . import functional as NF
 from .module import Module

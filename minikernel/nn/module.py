@@ -28,13 +28,18 @@ from typing import Any, Callable, Iterator, Mapping, Optional
 
 import numpy as np
 
-from .. import values as V
+from ..autograd import values as V
 from ..course.exercise import exercise
 from ..tensor import Tensor, typename  # noqa: F401 - re-exported for error messages
 from . import state as S
-from .hooks import (RemovableHandle, register_module_backward_hook, register_module_forward_hook,  # noqa: F401
-                    register_module_forward_pre_hook, register_module_full_backward_hook,
-                    register_module_full_backward_pre_hook)
+from .hooks import (  # noqa: F401
+    RemovableHandle,
+    register_module_backward_hook,
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+)
 from .module_hooks import HookMethods
 from .parameter import Parameter
 
@@ -84,7 +89,8 @@ class Module(HookMethods):
                             ("_backward_hooks", OrderedDict()), ("_is_full_backward_hook", None),
                             ("_forward_hooks", OrderedDict()), ("_forward_hooks_with_kwargs", OrderedDict()),
                             ("_forward_hooks_always_called", OrderedDict()), ("_forward_pre_hooks", OrderedDict()),
-                            ("_forward_pre_hooks_with_kwargs", OrderedDict()), ("_modules", {})]:
+                            ("_forward_pre_hooks_with_kwargs", OrderedDict()), ("_state_dict_pre_hooks", OrderedDict()),
+                            ("_load_state_dict_post_hooks", OrderedDict()), ("_modules", {})]:
             object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------ registration
@@ -285,6 +291,8 @@ class Module(HookMethods):
 
         Values are detached (same memory, no history) unless ``keep_vars``.
         """
+        for hook in list(self._state_dict_pre_hooks.values()):
+            hook(self, prefix, keep_vars)
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()

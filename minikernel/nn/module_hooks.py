@@ -40,6 +40,18 @@ class HookMethods:
         return H.add_hook(self._forward_pre_hooks, hook, prepend=prepend, flags=flags,
                           extra_dicts=[self._forward_pre_hooks_with_kwargs])
 
+    def register_state_dict_pre_hook(self, hook: Hook) -> RemovableHandle:
+        """Run ``hook(module, prefix, keep_vars) -> None`` at the start of every ``state_dict`` call
+        on this module (``torch.nn.Module.register_state_dict_pre_hook``)."""
+        return H.add_hook(self._state_dict_pre_hooks, hook)
+
+    def register_load_state_dict_post_hook(self, hook: Hook) -> RemovableHandle:
+        """Run ``hook(module, incompatible_keys) -> None`` once this module and its children are
+        loaded by ``load_state_dict``; it may edit ``incompatible_keys.missing_keys`` /
+        ``.unexpected_keys`` in place (before ``strict`` turns them into an error), and must
+        return None (``torch.nn.Module.register_load_state_dict_post_hook``)."""
+        return H.add_hook(self._load_state_dict_post_hooks, hook)
+
     def register_forward_hook(self, hook: Hook, *, prepend: bool = False, with_kwargs: bool = False,
                               always_call: bool = False) -> RemovableHandle:
         """Run ``hook(module, args, output) -> None or new output`` after every ``forward``.

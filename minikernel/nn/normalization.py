@@ -16,9 +16,9 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from .. import values as V
-from ..autograd import Function
-from ..graph import is_grad_enabled
+from ..autograd import values as V
+from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from ..norm.native import native_layer_norm, native_layer_norm_backward
 from ..tensor import Tensor, float32
 from .module import Module

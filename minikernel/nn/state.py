@@ -17,9 +17,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .. import values as V
+from ..autograd import values as V
+from ..autograd.grad_mode import no_grad
 from ..course.exercise import exercise
-from ..graph import no_grad
 from ..tensor import Tensor
 
 
@@ -107,6 +107,14 @@ def load_from_state_dict(module: Any, state_dict: Mapping[str, Any], prefix: str
     raise NotImplementedError("exercise 4.5 (load_from_state_dict) is not implemented yet")
 
 
+def _run_load_post_hooks(module: Any, incompatible_keys: _IncompatibleKeys) -> None:
+    for hook in list(module._load_state_dict_post_hooks.values()):
+        if hook(module, incompatible_keys) is not None:
+            raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not expected to "
+                                 "return new values, if incompatible_keys need to be modified, it should be done "
+                                 "inplace.")
+
+
 def load_state_dict(module: Any, state_dict: Mapping[str, Any], strict: bool = True) -> _IncompatibleKeys:
     """``module.load_state_dict``: visit the tree, let each module load its part, then report."""
     if not isinstance(state_dict, Mapping):
@@ -116,15 +124,22 @@ def load_state_dict(module: Any, state_dict: Mapping[str, Any], strict: bool = T
     error_msgs: list[str] = []
     state_dict = OrderedDict(state_dict)
 
-    todo = [(module, state_dict, "")]  # depth first, parents before children, like torch's recursion
+    # Depth first, parents before children, like torch's recursion; a module's post-hooks run
+    # once its whole subtree is loaded (the "done" entry pushed under its children).
+    todo: list = [(module, state_dict, "", False)]
     while todo:
-        current, local, prefix = todo.pop()
+        current, local, prefix, done = todo.pop()
+        if done:
+            _run_load_post_hooks(current, _IncompatibleKeys(missing_keys, unexpected_keys))
+            continue
         load_from_state_dict(current, local, prefix, missing_keys, unexpected_keys, error_msgs)
+        todo.append((current, None, prefix, True))
         children = []
         for name, child in current._modules.items():
             if child is not None:
                 child_prefix = prefix + name + "."
-                children.append((child, {k: v for k, v in local.items() if k.startswith(child_prefix)}, child_prefix))
+                children.append((child, {k: v for k, v in local.items() if k.startswith(child_prefix)}, child_prefix,
+                                 False))
         todo.extend(reversed(children))
 
     if strict:

@@ -12,9 +12,9 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .. import values
+from ..autograd import values
+from ..autograd.grad_mode import no_grad
 from ..course.exercise import exercise
-from ..graph import no_grad
 from ..tensor import Tensor
 from .optimizer import Optimizer, Params
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from .. import functions as F
+from ..autograd import functions as F
 from ..tensor import Tensor
 from .optimizer import Optimizer
 

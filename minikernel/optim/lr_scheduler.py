@@ -23,6 +23,8 @@ import math
 import sys
 import types
 import warnings
+from bisect import bisect_right
+from collections import Counter
 from functools import wraps
 from typing import Any, Callable, Optional, Sequence, Union
 from weakref import ref
@@ -291,3 +293,54 @@ class CosineAnnealingLR(LRScheduler):
     def _get_closed_form_lr(self) -> list[float]:
         return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for base_lr in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    r"""Multiply the lr by ``gamma`` every epoch (``torch.optim.lr_scheduler.ExponentialLR``):
+    :math:`\eta_t = \eta_0 \gamma^t`, computed from the current lr as torch does.
+
+    Args:
+        optimizer (Optimizer): wrapped optimizer.
+        gamma (float): factor of the decay per epoch.
+        last_epoch (int, optional): index of the last epoch. Default: ``-1``
+    """
+
+    def __init__(self, optimizer: Any, gamma: float, last_epoch: int = -1) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._warn_if_outside_step()
+        if self._is_initial:
+            return [group["lr"] for group in self.optimizer.param_groups]
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    r"""Multiply the lr by ``gamma`` at each milestone epoch (``torch.optim.lr_scheduler.MultiStepLR``);
+    a milestone listed n times multiplies by ``gamma ** n``.
+
+    Args:
+        optimizer (Optimizer): wrapped optimizer.
+        milestones (list): epochs at which to decay (any order).
+        gamma (float, optional): factor of each decay. Default: ``0.1``
+        last_epoch (int, optional): index of the last epoch. Default: ``-1``
+    """
+
+    def __init__(self, optimizer: Any, milestones: Sequence[int], gamma: float = 0.1, last_epoch: int = -1) -> None:
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._warn_if_outside_step()
+        if self.last_epoch not in self.milestones:
+            return [group["lr"] for group in self.optimizer.param_groups]
+        return [group["lr"] * self.gamma ** self.milestones[self.last_epoch] for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        milestones = sorted(self.milestones.elements())
+        return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch) for base_lr in self.base_lrs]

@@ -20,16 +20,15 @@ and default-filling that ``__init__`` runs on every group.
 from __future__ import annotations
 
 import copy
-import warnings
 from collections import defaultdict
 from itertools import chain
 from typing import Any, Callable, Iterable, Optional, Union
 
 import numpy as np
 
-from .. import values
+from ..autograd import values
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..course.exercise import exercise
-from ..graph import enable_grad, no_grad
 from ..tensor import Tensor, typename
 
 ParamGroup = dict[str, Any]  #: {"params": [Tensor, ...], "lr": 0.1, ...}

@@ -11,9 +11,9 @@ from typing import Any, Callable, Optional
 
 import numpy as np  # noqa: F401 - for your sgd
 
-from .. import values  # noqa: F401 - values.array / values.wrap, for your sgd
+from ..autograd import values  # noqa: F401 - values.array / values.wrap, for your sgd
+from ..autograd.grad_mode import no_grad
 from ..course.exercise import exercise
-from ..graph import no_grad
 from ..tensor import Tensor
 from .optimizer import Optimizer, Params
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minikernel import values
+from minikernel.autograd import values
 from minikernel.tensor import Tensor
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from minikernel import values
+from minikernel.autograd import values
 from minikernel.tensor import Tensor
 
 

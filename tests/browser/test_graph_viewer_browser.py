@@ -25,7 +25,7 @@ SCRATCH = "_graph_viewer_scratch.ipynb"
 VIEWER_CELL = """# NBVAL_IGNORE_OUTPUT
 import torch
 import minikernel
-from minikernel import functions as F
+from minikernel.autograd import functions as F
 from widgets import GraphViewer
 
 a = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minikernel import Tensor
-from minikernel import derivatives as D
+from minikernel.autograd import derivatives as D
 from tests.helpers import assert_backward_same_as_torch
 
 
@@ -133,15 +133,18 @@ def test_max_dim_backward_like_torch(shape, data):
 
 
 # ------------------------------------------- through the engine, twice (create_graph)
-@pytest.mark.exercise("3.3")
-@pytest.mark.exercise("3.4")
-@pytest.mark.exercise("3.5")
+@pytest.mark.exercise("3.5")  # the latest formula it needs; 3.5 is reached first (see below)
 @pytest.mark.parametrize("fn", [
     lambda a, b: (a * b / (b + 2)) ** 3,
     lambda a, b: (a @ b.t()).pow(2).sum(0),
     lambda a, b: a ** b,
 ])
 def test_formulas_through_the_engine(fn):
+    # Exercise 3.5's own code first: while it is a stub this test stops there (TODO), and the
+    # test belongs to 3.5 only, so 3.3 and 3.4 grade without it.
+    eye = Tensor.from_torch(torch.eye(2, dtype=torch.float64))
+    grad_a, _ = D.matmul_backward(eye, eye, eye)
+    assert torch.equal(grad_a.to_torch(), torch.eye(2, dtype=torch.float64))
     a = torch.rand(2, 3, dtype=torch.float64) + 0.5
     b = torch.rand(2, 3, dtype=torch.float64) + 0.5
     assert_backward_same_as_torch(fn, a, b, grad=torch.ones_like(fn(a, b)) * 0.5)

@@ -6,8 +6,8 @@ import torch
 
 from minikernel import Tensor
 from minikernel import autograd as A
-from minikernel import derivatives as D
-from minikernel import gradcheck as G
+from minikernel.autograd import derivatives as D
+from minikernel.autograd import finite_differences as G
 from tests.helpers import leaves_pair
 
 

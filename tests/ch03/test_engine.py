@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 import minikernel as mk
 from minikernel import autograd as A
-from minikernel.graph import Node
+from minikernel.autograd import derivatives as D
+from minikernel.autograd.graph import Node
 from tests.ch03 import programs as P
 from tests.helpers import assert_backward_same_as_torch, leaves_pair
 
@@ -72,12 +73,15 @@ def test_plain_graphs_backward_like_torch(data):
     assert_backward_same_as_torch(lambda *xs: P.scalar_of(P.run(program, xs), n), *values)
 
 
-@pytest.mark.exercise("3.3")
-@pytest.mark.exercise("3.4")
-@pytest.mark.exercise("3.6")
+@pytest.mark.exercise("3.6")  # every op: the latest formula is max (3.6), reached first (see below)
 @given(st.data())
 def test_random_dags_backward_like_torch(data):
     """Reused nodes, broadcasting, non-contiguous leaves, every differentiable op."""
+    # Exercise 3.6's own code first: while it is a stub this test stops there (TODO), and the
+    # test belongs to 3.6 only, so 3.3 and 3.4 grade without it.
+    x = mk.tensor([1.0, 3.0, 2.0], dtype="float64")
+    picked = D.max_backward(mk.tensor(1.0, dtype="float64"), x, mk.tensor(3.0, dtype="float64"))
+    assert picked.to_numpy().tolist() == [0.0, 1.0, 0.0]
     n = data.draw(st.integers(1, 3))
     values = data.draw(P.leaves(n))
     program = data.draw(P.programs(n))
@@ -151,8 +155,12 @@ def test_modified_saved_tensor_raises_at_backward_like_torch():
         assert type(err.value) is RuntimeError and "modified by an inplace operation" in str(err.value), lib
 
 
-@pytest.mark.exercise("3.3")
+@pytest.mark.exercise("3.4")  # the second backward runs through the Mul nodes the first one recorded
 def test_create_graph_keeps_the_gradient_differentiable():
+    # Exercise 3.4's own code first: while it is a stub this test stops there (TODO), and the
+    # test belongs to 3.4 only, so 3.3 grades without it.
+    two, three = mk.tensor(2.0, dtype="float64"), mk.tensor(3.0, dtype="float64")
+    assert [g.item() for g in D.mul_backward(mk.tensor(1.0, dtype="float64"), two, three)] == [3.0, 2.0]
     for lib, (x,) in zip(("torch", "mk"), leaves_pair(torch.tensor(0.5))):
         y = x.tanh().exp()
         y.backward(create_graph=True)
@@ -166,7 +174,6 @@ def test_create_graph_keeps_the_gradient_differentiable():
             assert x.grad.item() == pytest.approx(expected, rel=1e-12)
 
 
-@pytest.mark.exercise("3.1")
 @pytest.mark.exercise("3.3")
 def test_a_10000_op_chain_backpropagates_without_recursion():
     x = mk.tensor(0.5, requires_grad=True, dtype="float64")

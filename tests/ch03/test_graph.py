@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minikernel as mk
-from minikernel import functions as F
+from minikernel.autograd import functions as F
 from tests.ch03 import programs as P
 from tests.helpers import leaves_pair
 

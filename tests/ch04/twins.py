@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import minikernel.nn as mknn
 import minikernel.nn.hooks as mk_hooks
-from minikernel import functions as F
+from minikernel.autograd import functions as F
 from minikernel.tensor import Tensor as MkTensor
 
 TORCH = SimpleNamespace(

@@ -93,7 +93,7 @@ def test_only_the_inputs_that_require_grad_get_one_and_sum_backward_works():
     x, w, b = _case((4, 6), (6,), (True, True), seed=43)
     mx, mw, mb = leaf(x), leaf(w, requires_grad=False), leaf(b)
     y = NF.layer_norm(mx, (6,), mw, mb)
-    mk.functions.sum(mk.functions.mul(y, y)).backward()  # dy = 2y, reached through sum's expanded gradient
+    mk.autograd.functions.sum(mk.autograd.functions.mul(y, y)).backward()  # dy = 2y, reached through sum's expanded gradient
     tx, tb = x.clone().requires_grad_(), b.clone().requires_grad_()
     (TF.layer_norm(tx, (6,), w, tb) ** 2).sum().backward()
     assert mw.grad is None

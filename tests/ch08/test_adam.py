@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, strategies as st
 
 import minikernel.optim as mk_optim
-from minikernel import values
+from minikernel.autograd import values
 from minikernel.optim import adam as mk_adam
 from tests.ch08.twins import as_torch, assert_close, first_difference, gradient_runs, leaves, mk_tensor, set_grads
 

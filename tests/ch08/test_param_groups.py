@@ -7,7 +7,7 @@ import pytest
 import torch
 from hypothesis import given, strategies as st
 
-import minikernel.functions as F
+import minikernel.autograd.functions as F
 import minikernel.optim as mk_optim
 from minikernel.optim import optimizer as mk_optimizer
 from tests.ch08.twins import leaves

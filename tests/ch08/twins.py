@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 import torch
 from hypothesis import strategies as st
 
-from minikernel import values
+from minikernel.autograd import values
 from minikernel.tensor import Tensor
 
 Shape = tuple[int, ...]

@@ -5,10 +5,7 @@ import heapq
 import itertools
 from collections.abc import Sequence
 
-from minikernel.graph import (
-    Node,
-    walk,
-)
+from minikernel.autograd.graph import Node, walk
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.1"

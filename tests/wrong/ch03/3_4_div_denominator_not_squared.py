@@ -1,8 +1,8 @@
 """div_backward divides by b instead of b squared for the gradient of b."""
 from __future__ import annotations
 
-import minikernel.derivatives as D
-import minikernel.functions as F
+import minikernel.autograd.derivatives as D
+import minikernel.autograd.functions as F
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.4"

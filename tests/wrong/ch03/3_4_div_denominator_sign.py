@@ -1,8 +1,8 @@
 """div_backward loses the minus sign of d(a/b)/db."""
 from __future__ import annotations
 
-import minikernel.derivatives as D
-import minikernel.functions as F
+import minikernel.autograd.derivatives as D
+import minikernel.autograd.functions as F
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.4"

@@ -1,7 +1,7 @@
 """mul_backward forgets to sum the gradients back to the inputs' broadcast shapes."""
 from __future__ import annotations
 
-import minikernel.functions as F
+import minikernel.autograd.functions as F
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.4"

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from numbers import Number
 
-import minikernel.derivatives as D
-import minikernel.functions as F
+import minikernel.autograd.derivatives as D
+import minikernel.autograd.functions as F
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.4"

@@ -1,7 +1,7 @@
 """matmul_backward forgets to sum the gradient over broadcast batch dimensions."""
 from __future__ import annotations
 
-import minikernel.functions as F
+import minikernel.autograd.functions as F
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.5"

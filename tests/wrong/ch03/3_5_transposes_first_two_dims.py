@@ -1,8 +1,8 @@
 """matmul_backward transposes dimensions 0 and 1 instead of the last two (wrong for batches)."""
 from __future__ import annotations
 
-import minikernel.derivatives as D
-import minikernel.functions as F
+import minikernel.autograd.derivatives as D
+import minikernel.autograd.functions as F
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.5"

@@ -1,8 +1,8 @@
 """matmul_backward returns a 1-D operand's gradient as a matrix (no reshape back)."""
 from __future__ import annotations
 
-import minikernel.derivatives as D
-import minikernel.functions as F
+import minikernel.autograd.derivatives as D
+import minikernel.autograd.functions as F
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.5"

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import minikernel.functions as F
-from minikernel import values as V
+import minikernel.autograd.functions as F
+from minikernel.autograd import values as V
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.6"

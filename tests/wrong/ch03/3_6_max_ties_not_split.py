@@ -1,7 +1,7 @@
 """max_backward gives every tied maximum the whole gradient instead of an even share."""
 from __future__ import annotations
 
-import minikernel.functions as F
+import minikernel.autograd.functions as F
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.6"

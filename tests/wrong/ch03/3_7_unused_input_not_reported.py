@@ -3,10 +3,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import minikernel.autograd as A
-from minikernel.graph import (
-    gradient_edge,
-)
+import minikernel.autograd.api as A
+from minikernel.autograd.graph import gradient_edge
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.7"

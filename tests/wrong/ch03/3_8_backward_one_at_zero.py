@@ -1,7 +1,7 @@
 """my_relu_backward lets the gradient through at 0 (>= instead of >)."""
 from __future__ import annotations
 
-from minikernel import functions as F
+from minikernel.autograd import functions as F
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.8"

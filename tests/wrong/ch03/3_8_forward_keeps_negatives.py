@@ -1,7 +1,7 @@
 """my_relu_forward keeps the negative part (comparison reversed)."""
 from __future__ import annotations
 
-from minikernel import functions as F
+from minikernel.autograd import functions as F
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.8"

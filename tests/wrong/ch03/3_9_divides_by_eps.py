@@ -5,8 +5,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from minikernel import values as V
-from minikernel.graph import no_grad
+from minikernel.autograd import values as V
+from minikernel.autograd import no_grad
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.9"

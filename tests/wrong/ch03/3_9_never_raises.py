@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 import minikernel.autograd as A
-import minikernel.gradcheck as G
-from minikernel import values as V
+import minikernel.autograd.finite_differences as G
+from minikernel.autograd import values as V
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.9"

@@ -1,7 +1,7 @@
 """The first momentum buffer is the gradient itself, not a copy."""
 from __future__ import annotations
 
-from minikernel import values
+from minikernel.autograd import values
 from minikernel.tensor import Tensor
 
 EXERCISE = "8.2"

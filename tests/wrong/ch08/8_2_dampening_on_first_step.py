@@ -1,7 +1,7 @@
 """The first momentum buffer is dampened too (torch copies the gradient as is)."""
 from __future__ import annotations
 
-from minikernel import values
+from minikernel.autograd import values
 from minikernel.tensor import Tensor
 
 EXERCISE = "8.2"

@@ -1,7 +1,7 @@
 """Nesterov adds momentum * g instead of momentum * buf."""
 from __future__ import annotations
 
-from minikernel import values
+from minikernel.autograd import values
 from minikernel.tensor import Tensor
 
 EXERCISE = "8.2"

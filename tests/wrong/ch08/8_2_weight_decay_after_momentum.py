@@ -1,7 +1,7 @@
 """Weight decay is added after the momentum update instead of to the gradient."""
 from __future__ import annotations
 
-from minikernel import values
+from minikernel.autograd import values
 from minikernel.tensor import Tensor
 
 EXERCISE = "8.2"

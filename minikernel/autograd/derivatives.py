@@ -2,7 +2,7 @@
 
 Each function receives the gradient of an operation's output and what the
 forward saved, and returns the gradients of the inputs, shaped like the inputs.
-Write them with ``minikernel.functions`` (``F.mul``, ``F.matmul``, ...) or with
+Write them with ``minikernel.autograd.functions`` (``F.mul``, ``F.matmul``, ...) or with
 Tensor operators: either way they are recorded when ``create_graph=True``, which
 is what makes second derivatives work.
 
@@ -16,8 +16,12 @@ from __future__ import annotations
 from numbers import Number
 from typing import Optional, Sequence, Union
 
-from .course.exercise import exercise
-from .tensor import Tensor
+from ..course.exercise import exercise
+from ..tensor import Tensor
+from ..tensor_backends import functions as F  # noqa: F401 - for your exercises
+
+# F is minikernel.autograd.functions, reached through the registry at call time: the op
+# modules import this one for their backward formulas, so this one can't import them.
 
 Shape = tuple[int, ...]
 Grad = Optional[Tensor]
@@ -101,7 +105,10 @@ def max_backward(grad: Tensor, x: Tensor, result: Tensor) -> Tensor:
     """``out = x.max()`` (a 0-d tensor): the gradient goes to the maximal elements.
 
     When several elements tie for the maximum, PyTorch shares the gradient evenly
-    between them: ``mask = (x == result)``, ``grad * mask / mask.sum()``.
+    between them: ``mask = F.eq(x, result)``, then ``F.div(F.mul(grad, mask), F.sum(mask))``.
+    Use the ``F`` functions, not operators: ``grad * mask`` on tensors outside autograd
+    runs chapter 02's kernels, which take no bool tensors (``mul_cpu`` not implemented
+    for 'Bool'); ``F.mul`` promotes the mask to ``grad``'s dtype, as torch does.
 
     Matches: torch's ``MaxBackward1`` (``evenly_distribute_backward``).
     """

@@ -21,17 +21,20 @@ them to the reference); the class is complete.
 """
 from __future__ import annotations
 
-from .autograd import Function
-from .course.exercise import exercise
-from .tensor import Tensor
+from ..course.exercise import exercise
+from ..tensor import Tensor
+from . import functions as F  # noqa: F401 - for your exercise
+from .function import Function
 
 
 @exercise("3.8")
 def my_relu_forward(ctx, input: Tensor) -> Tensor:
     """``max(input, 0)`` element-wise; save ``input`` for backward (``ctx.save_for_backward``).
 
-    Matches: ``torch.relu(input)``. ``F.relu`` would record nothing here anyway
-    (forward runs under ``no_grad``), but write it with ``F.where``/``F.gt``.
+    Matches: ``torch.relu(input)``, NaN included (``relu(nan)`` is nan). ``F.relu`` would
+    record nothing here anyway (forward runs under ``no_grad``), but write it with
+    ``F.where``/``F.lt``: ``F.where(F.lt(input, 0), 0.0, input)`` keeps a NaN, while
+    ``F.where(F.gt(input, 0), input, 0.0)`` would turn it into 0 (``nan > 0`` is False).
     """
     # TODO(3.8): ≈2 lines
     raise NotImplementedError("exercise 3.8 (my_relu_forward) is not implemented yet")
@@ -39,9 +42,11 @@ def my_relu_forward(ctx, input: Tensor) -> Tensor:
 
 @exercise("3.8")
 def my_relu_backward(ctx, grad_output: Tensor) -> Tensor:
-    """The gradient passes where ``input > 0`` and is 0 elsewhere: ``grad_output * (input > 0)``.
+    """The gradient is 0 where ``input <= 0`` and passes elsewhere:
+    ``F.where(F.le(input, 0), 0.0, grad_output)``.
 
-    Matches: the gradient of ``torch.relu`` (0 at exactly 0, as PyTorch's).
+    Matches: the gradient of ``torch.relu`` (``threshold_backward``): 0 at exactly 0, and
+    at NaN the gradient passes (``nan <= 0`` is False), as PyTorch's.
     """
     # TODO(3.8): ≈2 lines
     raise NotImplementedError("exercise 3.8 (my_relu_backward) is not implemented yet")

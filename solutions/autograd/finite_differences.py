@@ -1,14 +1,14 @@
-"""Reference bodies for minikernel/gradcheck.py (exercise 3.9)."""
+"""Reference bodies for minikernel/autograd/finite_differences.py (exercise 3.9)."""
 from __future__ import annotations
 
 from typing import Callable, Sequence
 
 import numpy as np
 
-import minikernel.autograd as A
-import minikernel.gradcheck as G
-from minikernel import values as V
-from minikernel.graph import no_grad
+import minikernel.autograd.api as A
+import minikernel.autograd.finite_differences as G
+import minikernel.autograd.values as V
+from minikernel.autograd.grad_mode import no_grad
 from minikernel.tensor import Tensor
 
 

@@ -1,4 +1,4 @@
-"""Reference bodies for minikernel/derivatives.py (exercises 3.2, 3.4-3.6)."""
+"""Reference bodies for minikernel/autograd/derivatives.py (exercises 3.2, 3.4-3.6)."""
 from __future__ import annotations
 
 from numbers import Number
@@ -6,9 +6,9 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
-import minikernel.derivatives as D
-import minikernel.functions as F
-from minikernel import values as V
+import minikernel.autograd.derivatives as D
+import minikernel.autograd.functions as F
+import minikernel.autograd.values as V
 from minikernel.tensor import Tensor
 
 Shape = tuple[int, ...]

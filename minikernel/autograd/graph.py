@@ -6,18 +6,22 @@ Every result of a differentiable operation points at the node that made it
 when that input needs no gradient) and what it saved from the forward pass to
 compute them. Leaves that require grad end in an ``AccumulateGrad`` node, which
 adds the gradient into ``leaf.grad``. This is PyTorch's ``torch/csrc/autograd``
-in a few classes; the engine that walks the graph is ``autograd.py``.
+in a few classes (``torch.autograd.graph``); the engine that walks the graph is
+``engine.py``, the node of a ``Function`` call is in ``function.py``.
+
+Nothing here imports the Tensor: a Tensor holds its ``grad_fn`` node, so the
+nodes sit below it (as PyTorch's ``Node`` sits below ``TensorImpl``'s autograd meta).
 """
 from __future__ import annotations
 
 import itertools
-import math
-import threading
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence
+import re
+from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence
+
+from .grad_mode import engine_running
 
 if TYPE_CHECKING:
-    from .tensor import Tensor
+    from ..tensor import Tensor
 
 Edge = tuple[Optional["Node"], int]   #: (node the gradient goes to, which of its inputs)
 Grads = tuple[Optional["Tensor"], ...]  #: one gradient (or None) per slot
@@ -27,52 +31,6 @@ _GRAPH_FREED = (
     "have already been freed). Saved intermediate values of the graph are freed when you call "
     ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
     "graph a second time or if you need to access saved tensors after calling backward.")
-
-# ------------------------------------------------------------------ grad mode
-_local = threading.local()
-
-
-def is_grad_enabled() -> bool:
-    """Whether new operations are recorded (``torch.is_grad_enabled()``)."""
-    return getattr(_local, "enabled", True)
-
-
-@contextmanager
-def set_grad_enabled(mode: bool) -> Iterator[None]:
-    """Record (True) or not (False) inside the block, then restore the previous mode."""
-    previous = is_grad_enabled()
-    _local.enabled = bool(mode)
-    try:
-        yield
-    finally:
-        _local.enabled = previous
-
-
-def no_grad():
-    """``with minikernel.no_grad():`` — nothing inside is recorded (``torch.no_grad``)."""
-    return set_grad_enabled(False)
-
-
-def enable_grad():
-    """``with minikernel.enable_grad():`` — record again inside a ``no_grad`` block."""
-    return set_grad_enabled(True)
-
-
-def backward_running() -> bool:
-    """True while the engine runs a backward pass (see ``engine_running``)."""
-    return getattr(_local, "in_backward", 0) > 0
-
-
-@contextmanager
-def engine_running() -> Iterator[None]:
-    """Mark a backward pass: tensor arithmetic inside it uses the autograd layer's
-    numpy values (``functions.py``), so a backward formula never needs chapter 02's kernels."""
-    _local.in_backward = getattr(_local, "in_backward", 0) + 1
-    try:
-        yield
-    finally:
-        _local.in_backward -= 1
-
 
 # ---------------------------------------------------------------------- hooks
 class RemovableHandle:
@@ -116,18 +74,39 @@ class SavedTensor:
 
     def __init__(self, tensor: "Tensor", node: "Node"):
         self.tensor, self.version = tensor, tensor._version
-        self._node_name = node.name()
+        self._node, self._node_name = node, node.name()
+        # For its error torch names the saving node when the tensor is that node's own output,
+        # else the node the tensor comes out of when it is unpacked.
+        self._is_output = tensor._grad_fn is node
+        self._output_nr = tensor._output_nr
 
     def unpack(self) -> "Tensor":
         t = self.tensor
         if t._version != self.version:
+            node, nr = (self._node, self._output_nr) if self._is_output else (t.grad_fn, t._output_nr)
+            which = f", which is output {nr} of {_short_name(node)}," if node is not None else ""
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{t.type()} {list(t.shape)}], which is saved by {self._node_name}, is at "
-                f"version {t._version}; expected version {self.version} instead. Hint: the in-place "
-                f"operation overwrote a value backward needs; use its out-of-place form (e.g. x = x.mul(2) "
-                f"instead of x.mul_(2)) or .clone() the tensor first.")
+                f"operation: [{t.type()} {list(t.shape)}]{which} is at version {t._version}; expected version "
+                f"{self.version} instead. Hint: the in-place operation overwrote a value that {self._node_name} "
+                f"needs; use its out-of-place form (e.g. x = x.mul(2) instead of x.mul_(2)) or .clone() the "
+                f"tensor first.")
         return t
+
+
+def _checked_count(hook: Callable, values: tuple, expected: int) -> tuple:
+    """A hook must return one gradient (or None) per slot, as torch checks."""
+    if len(values) != expected:
+        name = getattr(hook, "__name__", type(hook).__name__)
+        raise RuntimeError(f"hook '{name}' has returned an incorrect number of values (got {len(values)}, but "
+                           f"expected {expected})")
+    return values
+
+
+def _short_name(node: "Node") -> str:
+    """``MulBackward0`` -> ``Mul``: how torch names a node in its version-counter error."""
+    name = node.name()
+    return re.sub(r"Backward\d*$", "", name)
 
 
 # ----------------------------------------------------------------------- nodes
@@ -175,12 +154,12 @@ class Node:
             for hook in list(self._pre_hooks.values()):
                 new = hook(grad_outputs)
                 if new is not None:
-                    grad_outputs = tuple(new)
+                    grad_outputs = _checked_count(hook, tuple(new), len(grad_outputs))
             grad_inputs = tuple(self.apply(*grad_outputs))
             for hook in list(self._post_hooks.values()):
                 new = hook(grad_inputs, grad_outputs)
                 if new is not None:
-                    grad_inputs = tuple(new)
+                    grad_inputs = _checked_count(hook, tuple(new), len(grad_inputs))
         if not keep_graph:
             self.release()
         return grad_inputs
@@ -200,92 +179,21 @@ class Node:
                 tensor._store_retained_grad(grads[nr])
         return tuple(grads)
 
+    def hooked(self, slot: int, grad: Optional["Tensor"]) -> Optional["Tensor"]:
+        """``grad`` after the tensor hooks registered on output ``slot`` (what ``autograd.grad``
+        returns for an input: torch runs the input's hooks on the gradient it captures)."""
+        for hook in list(self._tensor_pre_hooks.get(slot, {}).values()):
+            if grad is not None:
+                new = hook(grad)
+                if new is not None:
+                    grad = new
+        return grad
+
     def apply(self, *grad_outputs: "Tensor") -> Grads:
         raise NotImplementedError(f"{type(self).__name__}.apply")
 
     def release(self) -> None:
         """Free the tensors saved for backward (retain_graph=False)."""
-
-
-class AccumulateGrad(Node):
-    """The end of the graph for a leaf that requires grad: adds the gradient into ``.grad``.
-
-    It runs as soon as it is ready (PyTorch gives it the largest sequence number).
-    """
-
-    _name = "AccumulateGrad"
-
-    def __init__(self, variable: "Tensor"):
-        super().__init__()
-        self._sequence_nr = math.inf
-        self.variable = variable
-
-    def apply(self, grad: "Tensor") -> Grads:
-        from . import autograd
-
-        autograd.accumulate_grad(self.variable, grad)
-        return ()
-
-
-class BackwardNode(Node):
-    """The node of a ``Function`` call: it is also the ``ctx`` its forward saw.
-
-    Holds what ``forward`` saved (``save_for_backward``) and anything set on
-    ``ctx``; ``apply`` calls the Function's ``backward(ctx, *grads)``.
-    """
-
-    _function: Any = None
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._saved: Optional[list[Optional[SavedTensor]]] = []
-        self._freed = False
-        self.needs_input_grad: tuple[bool, ...] = ()
-        self._forward_arg_is_tensor: tuple[bool, ...] = ()
-
-    def name(self) -> str:
-        return getattr(self._function, "_torch_name", None) or f"{self._function.__name__}Backward"
-
-    def save_for_backward(self, *tensors: Optional["Tensor"]) -> None:
-        """Keep tensors (or None) for backward; they come back from ``ctx.saved_tensors``."""
-        from .tensor import Tensor
-
-        for t in tensors:
-            if t is not None and not isinstance(t, Tensor):
-                raise TypeError(f"save_for_backward can only save variables, but argument {len(self._saved)} "
-                                f"is of type {type(t).__name__}; store other values as attributes of ctx")
-        self._saved = [None if t is None else SavedTensor(t, self) for t in tensors]
-
-    @property
-    def saved_tensors(self) -> tuple[Optional["Tensor"], ...]:
-        if self._freed:
-            raise RuntimeError(_GRAPH_FREED)
-        return tuple(None if s is None else s.unpack() for s in self._saved)
-
-    def release(self) -> None:
-        if self._saved:
-            self._freed = True
-            self._saved = None
-
-    def apply(self, *grad_outputs: "Tensor") -> Grads:
-        from .tensor import Tensor
-
-        if self._freed:
-            raise RuntimeError(_GRAPH_FREED)
-        grads = self._function.backward(self, *grad_outputs)
-        grads = grads if isinstance(grads, tuple) else (grads,)
-        expected = len(self.needs_input_grad)
-        if len(grads) != expected:
-            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
-                               f"(expected {expected}, got {len(grads)}): backward must return one "
-                               f"gradient (or None) per argument of forward")
-        # Keep the gradients of tensor arguments only: those are the node's edges.
-        kept = [g for g, is_tensor in zip(grads, self._forward_arg_is_tensor) if is_tensor]
-        for g in kept:
-            if g is not None and not isinstance(g, Tensor):
-                raise TypeError(f"{self.name()}.backward returned a {type(g).__name__}; gradients must be "
-                                f"minikernel Tensors or None")
-        return tuple(kept)
 
 
 def gradient_edge(t: "Tensor") -> Edge:

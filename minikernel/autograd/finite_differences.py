@@ -17,8 +17,14 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .course.exercise import exercise
-from .tensor import Tensor
+from ..course.exercise import exercise
+from ..tensor import Tensor
+from . import values as V  # noqa: F401 - for your exercise
+from .api import grad  # noqa: F401 - for your exercise
+from .grad_mode import (
+    enable_grad,
+    no_grad,  # noqa: F401 - for your exercise
+)
 
 
 class GradcheckError(RuntimeError):
@@ -56,3 +62,42 @@ def gradcheck(func: Callable, inputs: Sequence[Tensor] | Tensor, *, eps: float =
     """
     # TODO(3.9): ≈18 lines
     raise NotImplementedError("exercise 3.9 (gradcheck) is not implemented yet")
+
+
+def gradgradcheck(func: Callable, inputs: Sequence[Tensor] | Tensor, grad_outputs=None, *, eps: float = 1e-6,
+                  atol: float = 1e-5, rtol: float = 1e-3, raise_exception: bool = True) -> bool:
+    """``gradcheck`` of the first derivatives: second derivatives against finite differences of the first.
+
+    The first derivatives are ``grad(func(inputs), inputs, grad_outputs, create_graph=True)``,
+    a function of the inputs and ``grad_outputs`` (random, requiring grad, when not given);
+    each one is checked with ``gradcheck`` (exercise 3.9). Matches
+    ``torch.autograd.gradgradcheck(func, inputs, grad_outputs)``'s verdict.
+    """
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    outputs = func(*inputs)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(V.wrap(rng.standard_normal(o.shape), o.dtype).requires_grad_() for o in outputs)
+    grad_outputs = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs)
+    n = len(inputs)
+
+    def first_derivatives(*args: Tensor) -> tuple:
+        ins, gos = args[:n], args[n:]
+        with enable_grad():  # also inside numerical_jacobian's no_grad: a derivative needs a graph
+            outs = func(*ins)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            wrt = [x for x in ins if isinstance(x, Tensor) and x.requires_grad]
+            return grad(outs, wrt, gos, create_graph=True, allow_unused=True)
+
+    every = (*inputs, *grad_outputs)
+    for i, first in enumerate(first_derivatives(*every)):
+        if first is None or not first.requires_grad:
+            continue  # a first derivative that doesn't depend on anything differentiable
+
+        def one(*args: Tensor, i: int = i) -> Tensor:
+            return first_derivatives(*args)[i]
+
+        if not gradcheck(one, every, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception):
+            return False
+    return True

@@ -17,8 +17,10 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from .kernels.layout import contiguous_strides
-from .tensor import _TORCH_NAMES, Tensor, float32
+from .. import shape_rules
+from ..kernels.layout import contiguous_strides
+from ..ops import result_type, scalar_tensor
+from ..tensor import _TORCH_NAMES, Tensor, _sizes, float32
 
 Operand = Union[Tensor, int, float]
 
@@ -50,14 +52,12 @@ def view_of(base: Tensor, values: np.ndarray) -> Tensor:
     else:
         start = values.__array_interface__["data"][0] - storage.__array_interface__["data"][0]
         out = Tensor(storage, values.shape, tuple(s // item for s in values.strides), start // item)
-    out._vc = base._vc
+    out._make_view_of(base)
     return out
 
 
 def result_dtype(*operands: Operand) -> np.dtype:
     """PyTorch's type promotion (``torch.result_type``), as minikernel.ops computes it."""
-    from .ops import result_type
-
     return result_type(*operands)
 
 
@@ -68,23 +68,34 @@ def operand(x: Operand, dtype: np.dtype) -> Tensor:
         return x
     if isinstance(x, bool) or not isinstance(x, Number):
         raise TypeError(f"expected a minikernel Tensor or a Python number, got {type(x).__name__}")
-    from .ops import scalar_tensor
-
     return scalar_tensor(x, dtype, "cpu")
 
 
-def broadcast_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
-    """Broadcast two shapes, with PyTorch's error when they do not fit."""
-    out = []
-    for i in range(1, max(len(a), len(b)) + 1):
-        x = a[-i] if i <= len(a) else 1
-        y = b[-i] if i <= len(b) else 1
-        if x != y and 1 not in (x, y):
-            dim = max(len(a), len(b)) - i
-            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
-                               f"at non-singleton dimension {dim}")
-        out.append(y if x == 1 else x)
-    return tuple(reversed(out))
+#: PyTorch's broadcasting rule and error (``shape_rules.py``, shared with the kernel path).
+broadcast_shape = shape_rules.broadcast_shape
+
+
+def stand_in(shape: Sequence[int], dtype: np.dtype) -> Tensor:
+    """Zeros of ``shape`` over one element (all strides 0): a placeholder for a tensor
+    a backward formula receives but whose gradient nobody asked for."""
+    return Tensor(np.zeros(1, dtype), tuple(shape), (0,) * len(shape), 0)
+
+
+def zeros_like(x: Tensor) -> Tensor:
+    return wrap(np.zeros(x.shape, x.dtype))
+
+
+def ones_like(x: Tensor) -> Tensor:
+    return wrap(np.ones(x.shape, x.dtype))
+
+
+def zeros(*shape: int, dtype=np.float32) -> Tensor:
+    """``zeros(2, 3)`` or ``zeros((2, 3))``, like torch."""
+    return wrap(np.zeros(_sizes(shape), dtype))
+
+
+def ones(*shape: int, dtype=np.float32) -> Tensor:
+    return wrap(np.ones(_sizes(shape), dtype))
 
 
 def default_float(dtype: np.dtype) -> np.dtype:

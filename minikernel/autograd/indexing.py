@@ -1,0 +1,134 @@
+"""``x[key]`` in full: ints, slices, ``...``, ``None``, integer tensors and boolean masks.
+
+Basic indexing (ints, slices, ``...``, ``None``) gives a view; an integer-tensor or
+boolean-mask index gives a copy (torch's advanced indexing, ``IndexBackward0``),
+whose backward adds the gradient back at the indexed places (``index_put`` with
+accumulate: an index used twice receives both gradients).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..shape_rules import ZERO_DIM_INDEX
+from ..tensor import Tensor, bool_
+from . import values as V
+from .function import Function
+from .shape_ops import _view
+
+_np = V.array
+
+
+def _is_advanced(k: Any) -> bool:
+    return isinstance(k, (Tensor, list, np.ndarray)) and not isinstance(k, bool)
+
+
+def _numpy_key(x: Tensor, key: tuple) -> tuple:
+    """The key as numpy understands it, after torch's checks."""
+    out = []
+    for k in key:
+        if isinstance(k, Tensor):
+            if k.dtype == bool_:
+                out.append(_np(k))
+            elif k.dtype.kind in "iu":
+                out.append(_np(k).astype(np.int64))
+            else:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        elif isinstance(k, list):
+            out.append(np.asarray(k))
+        elif isinstance(k, bool):
+            out.append(np.asarray(k))
+        elif k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer)):
+            if isinstance(k, slice) and k.step is not None and k.step <= 0:
+                raise ValueError("step must be greater than zero")
+            out.append(k)
+        else:
+            raise TypeError(f"minikernel tensors index with ints and slices, `...`, None, integer tensors or "
+                            f"boolean mask tensors, got {type(k).__name__} (e.g. t[1], t[:, 2:5], t[..., 0], "
+                            f"t[mask])")
+    return tuple(out)
+
+
+def _check_bounds(x: Tensor, key: tuple) -> None:
+    """torch's IndexErrors: too many indices, an int out of range, a 0-d tensor indexed by an int."""
+    used = sum(1 if not (k is None or k is Ellipsis) else 0 for k in key)
+    used += sum(k.ndim - 1 for k in key if isinstance(k, np.ndarray) and k.dtype == bool and k.ndim)
+    if x.ndim == 0 and any(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key):
+        raise IndexError(ZERO_DIM_INDEX)
+    if used > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    dim = 0
+    for k in key:
+        if k is Ellipsis:
+            dim = x.ndim - sum(1 for j in key[key.index(Ellipsis) + 1:] if j is not None)
+            continue
+        if k is None:
+            continue
+        if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+            size = x.shape[dim]
+            if not -size <= k < size:
+                raise IndexError(f"index {int(k)} is out of bounds for dimension {dim} with size {size}")
+        elif isinstance(k, np.ndarray) and k.dtype != bool and k.size:
+            size = x.shape[dim]
+            bad = k[(k >= size) | (k < -size)]
+            if bad.size:
+                raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension {dim} with size {size}")
+        dim += k.ndim if isinstance(k, np.ndarray) and k.dtype == bool else 1
+
+
+class AdvancedIndex(Function):
+    """``x[key]`` with integer tensors or boolean masks: a copy of the picked elements."""
+
+    _torch_name = "IndexBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, key: tuple) -> Tensor:
+        ctx.shape, ctx.key = x.shape, key
+        return V.wrap(_np(x)[key], x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return IndexPutAccumulate.apply(grad, ctx.shape, ctx.key), None
+
+
+class IndexPutAccumulate(Function):
+    """Zeros of ``shape`` with ``grad`` added at ``key`` (repeated indices add up)."""
+
+    _torch_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, grad: Tensor, shape: tuple, key: tuple) -> Tensor:
+        ctx.key = key
+        out = np.zeros(shape, grad.dtype)
+        np.add.at(out, key, _np(grad))
+        return V.wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return AdvancedIndex.apply(grad, ctx.key), None, None
+
+
+def getitem(x: Tensor, key: Any) -> Tensor:
+    """``x[key]`` on the autograd path (values with numpy, a node when recording)."""
+    key = key if isinstance(key, tuple) else (key,)
+    if any(k is Ellipsis for k in key) and sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    nkey = _numpy_key(x, key)
+    _check_bounds(x, nkey)
+    if any(_is_advanced(k) or isinstance(k, np.ndarray) for k in nkey):
+        return AdvancedIndex.apply(x, nkey)
+    return _view(x, _node_name(nkey), lambda a: a[(*nkey, Ellipsis) if Ellipsis not in nkey else nkey])
+
+
+def _node_name(key: tuple) -> str:
+    """The node torch's indexing records last: it applies the key left to right (an int selects,
+    None unsqueezes, a slice slices), skipping full slices unless there is nothing else."""
+    for k in reversed(key):
+        if k is None:
+            return "UnsqueezeBackward0"
+        if isinstance(k, (int, np.integer)):
+            return "SelectBackward0"
+        if isinstance(k, slice) and k != slice(None):
+            return "SliceBackward0"
+    return "SliceBackward0" if any(isinstance(k, slice) for k in key) else "AliasBackward0"

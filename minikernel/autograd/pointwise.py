@@ -1,0 +1,285 @@
+"""The element-wise operations: each Function's forward (numpy) and backward side by side,
+then the functional form (``add(a, b)``, ...) that ``functions.py`` re-exports.
+
+The formulas that are exercises (3.2 broadcast reduction, 3.4 mul/div/pow) are in
+``derivatives.py``. Backward formulas call the functional forms, so with
+``create_graph=True`` they are recorded too.
+"""
+from __future__ import annotations
+
+from typing import Union
+
+import numpy as np
+
+from ..tensor import Tensor, bool_
+from . import derivatives as D
+from . import values as V
+from .function import Function
+
+Operand = Union[Tensor, int, float]
+_np = V.array
+
+
+def _binary_values(a: Operand, b: Operand):
+    """Promote, wrap scalars and broadcast-check two operands: (a, b, result dtype)."""
+    dtype = V.result_dtype(a, b)
+    a, b = V.operand(a, dtype), V.operand(b, dtype)
+    V.broadcast_shape(a.shape, b.shape)
+    return a, b, dtype
+
+
+def _reduce_to(grad: Tensor, shape: tuple) -> Tensor:
+    """``grad`` summed back to an input's ``shape`` (exercise 3.2 when it was broadcast)."""
+    return grad if grad.shape == tuple(shape) else D.sum_to_shape(grad, shape)
+
+
+# ------------------------------------------------------------ element-wise
+class Add(Function):
+    _torch_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a: Tensor, b: Tensor) -> Tensor:
+        ctx.shapes = a.shape, b.shape
+        return V.wrap(np.add(_np(a), _np(b)), V.result_dtype(a, b))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return _reduce_to(grad, ctx.shapes[0]), _reduce_to(grad, ctx.shapes[1])
+
+
+class Sub(Function):
+    _torch_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a: Tensor, b: Tensor) -> Tensor:
+        ctx.shapes = a.shape, b.shape
+        return V.wrap(np.subtract(_np(a), _np(b)), V.result_dtype(a, b))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return _reduce_to(grad, ctx.shapes[0]), _reduce_to(neg(grad), ctx.shapes[1])
+
+
+def _save_needed(ctx, a: Tensor, b: Tensor, a_needed: bool, b_needed: bool) -> None:
+    """Save only the operands a gradient needs (as ``derivatives.yaml`` says), with their shapes:
+    an operand that isn't saved can be modified in place later without breaking backward."""
+    ctx.likes = (a.shape, a.dtype), (b.shape, b.dtype)
+    ctx.save_for_backward(a if a_needed else None, b if b_needed else None)
+
+
+def _unpack_or_stand_in(ctx) -> tuple[Tensor, Tensor]:
+    """The saved operands; one that wasn't saved is only needed for the gradient nobody asked for,
+    so zeros of its shape stand in (stride 0: no memory), and that gradient is dropped."""
+    saved = ctx.saved_tensors
+    return tuple(t if t is not None else V.stand_in(shape, dtype) for t, (shape, dtype) in zip(saved, ctx.likes))
+
+
+def _keep_needed(ctx, grads: tuple) -> tuple:
+    return tuple(g if needed else None for g, needed in zip(grads, ctx.needs_input_grad))
+
+
+class Mul(Function):
+    """``a * b``: saves ``b`` if ``a`` needs a gradient and ``a`` if ``b`` does (torch's MulBackward0)."""
+    _torch_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx, a: Tensor, b: Tensor) -> Tensor:
+        need_a, need_b = ctx.needs_input_grad[:2] if ctx.needs_input_grad else (False, False)
+        _save_needed(ctx, a, b, need_b, need_a)
+        return V.wrap(np.multiply(_np(a), _np(b)), V.result_dtype(a, b))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return _keep_needed(ctx, D.mul_backward(grad, *_unpack_or_stand_in(ctx)))
+
+
+class Div(Function):
+    """``a / b``: saves ``b`` if either needs a gradient, ``a`` if ``b`` does (torch's DivBackward0)."""
+    _torch_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx, a: Tensor, b: Tensor) -> Tensor:
+        need_a, need_b = ctx.needs_input_grad[:2] if ctx.needs_input_grad else (False, False)
+        _save_needed(ctx, a, b, need_b, need_a or need_b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            values = np.true_divide(_np(a), _np(b))
+        return V.wrap(values, V.default_float(V.result_dtype(a, b)))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        a, b = _unpack_or_stand_in(ctx)
+        if not ctx.needs_input_grad[1]:
+            a = V.stand_in(a.shape, a.dtype)
+        return _keep_needed(ctx, D.div_backward(grad, a, b))
+
+
+class Pow(Function):
+    """``base ** exponent``; the exponent may be a tensor or a Python number."""
+    _torch_name = "PowBackward0"
+
+    @staticmethod
+    def forward(ctx, base: Tensor, exponent: Operand) -> Tensor:
+        dtype = V.result_dtype(base, exponent)
+        e = _np(exponent) if isinstance(exponent, Tensor) else exponent
+        with np.errstate(divide="ignore", invalid="ignore"):
+            result = V.wrap(np.power(_np(base).astype(dtype), e), dtype)
+        ctx.exponent = exponent if not isinstance(exponent, Tensor) else None
+        ctx.save_for_backward(base, exponent if isinstance(exponent, Tensor) else None, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        base, exponent, result = ctx.saved_tensors
+        grads = D.pow_backward(grad, base, exponent if exponent is not None else ctx.exponent, result)
+        return grads if exponent is not None else (grads[0], None)
+
+
+class PowTensor(Pow):
+    _torch_name = "PowBackward1"
+
+
+class PowScalarBase(Pow):
+    _torch_name = "PowBackward2"
+
+
+def _unary(name: str, numpy_fn, save: str, derivative, keep_dtype: bool = False) -> type:
+    """The Function class of a one-input op: its numpy function, what it saves
+    ("input" or "result") and ``derivative(grad, saved) -> grad of the input``."""
+    def forward(ctx, x: Tensor) -> Tensor:
+        dtype = x.dtype if keep_dtype else V.default_float(x.dtype)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out = V.wrap(numpy_fn(_np(x).astype(dtype, copy=False)), dtype)
+        ctx.save_for_backward(x if save == "input" else out)
+        return out
+
+    def backward(ctx, grad: Tensor):
+        (saved,) = ctx.saved_tensors
+        return derivative(grad, saved)
+
+    return type(name, (Function,), {"_torch_name": f"{name}Backward0", "__module__": __name__,
+                                    "forward": staticmethod(forward), "backward": staticmethod(backward)})
+
+
+Neg = _unary("Neg", np.negative, "input", lambda g, x: neg(g), keep_dtype=True)
+Exp = _unary("Exp", np.exp, "result", lambda g, r: mul(g, r))
+Log = _unary("Log", np.log, "input", lambda g, x: div(g, x))
+Relu = _unary("Relu", lambda v: np.maximum(v, 0), "result", lambda g, r: mul(g, gt(r, 0)), keep_dtype=True)
+Sigmoid = _unary("Sigmoid", lambda v: 1 / (1 + np.exp(-v)), "result", lambda g, r: mul(g, mul(r, sub(1, r))))
+Tanh = _unary("Tanh", np.tanh, "result", lambda g, r: mul(g, sub(1, mul(r, r))))
+
+
+class Clone(Function):
+    _torch_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor) -> Tensor:
+        return V.wrap(_np(x))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return grad
+
+
+class Where(Function):
+    _torch_name = "WhereBackward0"
+
+    @staticmethod
+    def forward(ctx, condition: Tensor, a: Tensor, b: Tensor) -> Tensor:
+        ctx.save_for_backward(condition)
+        ctx.shapes = a.shape, b.shape
+        return V.wrap(np.where(_np(condition), _np(a), _np(b)), V.result_dtype(a, b))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        (condition,) = ctx.saved_tensors
+        zero = V.zeros_like(grad)
+        return (None, _reduce_to(where(condition, grad, zero), ctx.shapes[0]),
+                _reduce_to(where(condition, zero, grad), ctx.shapes[1]))
+
+
+# --------------------------------------------------------- the functional API
+def add(a: Operand, b: Operand) -> Tensor:
+    return Add.apply(*_binary_values(a, b)[:2])
+
+
+def sub(a: Operand, b: Operand) -> Tensor:
+    return Sub.apply(*_binary_values(a, b)[:2])
+
+
+def mul(a: Operand, b: Operand) -> Tensor:
+    return Mul.apply(*_binary_values(a, b)[:2])
+
+
+def div(a: Operand, b: Operand) -> Tensor:
+    return Div.apply(*_binary_values(a, b)[:2])
+
+
+def pow(base: Operand, exponent: Operand) -> Tensor:  # noqa: A001 - torch's name
+    """``base ** exponent``: PowBackward0 (number exponent), 1 (tensor), 2 (number base)."""
+    if not isinstance(base, Tensor):
+        return PowScalarBase.apply(V.operand(base, V.result_dtype(base, exponent)), exponent)
+    if isinstance(exponent, Tensor):
+        V.broadcast_shape(base.shape, exponent.shape)
+        return PowTensor.apply(base, exponent)
+    return Pow.apply(base, exponent)
+
+
+def neg(x: Tensor) -> Tensor:
+    return Neg.apply(x)
+
+
+def exp(x: Tensor) -> Tensor:
+    return Exp.apply(x)
+
+
+def log(x: Tensor) -> Tensor:
+    return Log.apply(x)
+
+
+def relu(x: Tensor) -> Tensor:
+    return Relu.apply(x)
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    return Sigmoid.apply(x)
+
+
+def tanh(x: Tensor) -> Tensor:
+    return Tanh.apply(x)
+
+
+def clone(x: Tensor) -> Tensor:
+    return Clone.apply(x)
+
+
+def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
+    dtype = V.result_dtype(a, b)
+    return Where.apply(condition, V.operand(a, dtype), V.operand(b, dtype))
+
+
+# ------------------------------------------------ not differentiable (no graph)
+def _compare(numpy_fn, a: Operand, b: Operand) -> Tensor:
+    dtype = V.result_dtype(a, b)
+    a, b = V.operand(a, dtype), V.operand(b, dtype)
+    V.broadcast_shape(a.shape, b.shape)
+    return V.wrap(numpy_fn(_np(a), _np(b)), bool_)
+
+
+def gt(a: Operand, b: Operand) -> Tensor:
+    return _compare(np.greater, a, b)
+
+
+def lt(a: Operand, b: Operand) -> Tensor:
+    return _compare(np.less, a, b)
+
+
+def ge(a: Operand, b: Operand) -> Tensor:
+    return _compare(np.greater_equal, a, b)
+
+
+def le(a: Operand, b: Operand) -> Tensor:
+    return _compare(np.less_equal, a, b)
+
+
+def eq(a: Operand, b: Operand) -> Tensor:
+    return _compare(np.equal, a, b)

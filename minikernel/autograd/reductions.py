@@ -1,0 +1,185 @@
+"""Reductions (sum, mean, max): each Function's forward (numpy) and backward side by side,
+then the functional forms. The formulas that are exercises (3.6 max) are in ``derivatives.py``.
+"""
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+from typing import Optional
+
+import numpy as np
+
+from ..tensor import _SCALAR_NAMES, Tensor, _wrap_dim
+from . import derivatives as D
+from . import values as V
+from .function import Function
+from .pointwise import div
+from .views import expand, reshape
+
+_np = V.array
+
+
+# --------------------------------------------------------------- reductions
+def _dims(dim, ndim: int) -> tuple[int, ...]:
+    if dim is None:
+        return tuple(range(ndim))
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    return tuple(sorted({_wrap_dim(int(d), ndim) for d in dims}))
+
+
+def _unsqueeze_to(grad: Tensor, shape: tuple, dims: tuple, keepdim: bool) -> Tensor:
+    """Put back the reduced dims as size 1 (when ``keepdim`` was False), then expand to ``shape``."""
+    if not keepdim:
+        kept = [1 if d in dims else n for d, n in enumerate(shape)]
+        grad = reshape(grad, tuple(kept))
+    return expand(grad, tuple(shape))
+
+
+class Sum(Function):
+    _torch_name = "SumBackward0"
+    @staticmethod
+    def forward(ctx, x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+        ctx.shape, ctx.dims, ctx.keepdim = x.shape, _dims(dim, x.ndim), keepdim
+        dtype = x.dtype if x.dtype.kind == "f" else np.dtype("int64")
+        return V.wrap(np.sum(_np(x), axis=ctx.dims, keepdims=keepdim, dtype=dtype))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return _unsqueeze_to(grad, ctx.shape, ctx.dims, ctx.keepdim), None, None
+
+
+class SumDim(Sum):
+    _torch_name = "SumBackward1"
+
+
+class Mean(Function):
+    _torch_name = "MeanBackward0"
+    @staticmethod
+    def forward(ctx, x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+        if x.dtype.kind != "f":
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
+                               f"point or complex dtype. Got: {_SCALAR_NAMES[x.dtype]}")
+        ctx.shape, ctx.dims, ctx.keepdim = x.shape, _dims(dim, x.ndim), keepdim
+        ctx.count = int(np.prod([x.shape[d] for d in ctx.dims])) if x.ndim else 1
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return V.wrap(np.mean(_np(x), axis=ctx.dims, keepdims=keepdim), x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return div(_unsqueeze_to(grad, ctx.shape, ctx.dims, ctx.keepdim), ctx.count), None, None
+
+
+class MeanDim(Mean):
+    _torch_name = "MeanBackward1"
+
+
+class Max(Function):
+    """``x.max()``: the largest value; ties share the gradient evenly (torch's rule)."""
+    _torch_name = "MaxBackward1"
+
+    @staticmethod
+    def forward(ctx, x: Tensor) -> Tensor:
+        if x.numel() == 0:
+            raise RuntimeError("max(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.")
+        result = V.wrap(np.max(_np(x)))
+        ctx.save_for_backward(x, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return D.max_backward(grad, *ctx.saved_tensors)
+
+
+MaxResult = namedtuple("max", ["values", "indices"])  # torch.return_types.max
+
+
+class MaxDim(Function):
+    """``x.max(dim)``: (values, indices); the gradient goes to the first maximum's index."""
+    _torch_name = "MaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, dim: int, keepdim: bool = False):
+        d = _wrap_dim(dim, builtins.max(x.ndim, 1))
+        data = _np(x) if x.ndim else _np(x).reshape(1)
+        if data.shape[d] == 0:
+            raise IndexError(f"max(): Expected reduction dim {d} to have non-zero size.")
+        indices = np.argmax(data, axis=d)
+        values = np.take_along_axis(data, np.expand_dims(indices, d), d)
+        if not keepdim or not x.ndim:
+            values = np.squeeze(values, d)
+        else:
+            indices = np.expand_dims(indices, d)
+        if not x.ndim:
+            values, indices = values.reshape(()), np.zeros((), np.int64)
+        ctx.shape, ctx.dim, ctx.keepdim = x.shape, d, keepdim
+        idx = V.wrap(indices.astype(np.int64))
+        ctx.save_for_backward(idx)
+        return V.wrap(values), idx
+
+    @staticmethod
+    def backward(ctx, grad: Tensor, _grad_indices: Optional[Tensor]):
+        (indices,) = ctx.saved_tensors
+        return D.max_dim_backward(grad, indices, ctx.shape, ctx.dim, ctx.keepdim), None, None
+
+
+# ------------------------------------------------------- functional forms
+def sum(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
+    return (Sum if dim is None else SumDim).apply(x, dim, keepdim)
+
+
+def mean(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return (Mean if dim is None else MeanDim).apply(x, dim, keepdim)
+
+
+def max(x: Tensor, dim: Optional[int] = None, keepdim: bool = False):  # noqa: A001 - torch's name
+    """``x.max()`` -> a 0-d tensor; ``x.max(dim)`` -> ``(values, indices)`` like torch."""
+    if dim is None:
+        return Max.apply(x)
+    return MaxResult(*MaxDim.apply(x, dim, keepdim))
+
+
+class Prod(Function):
+    """``x.prod()`` / ``x.prod(dim, keepdim)``. The gradient of element i is the product of the
+    *others* (prefix times suffix products), which stays right when some elements are 0 —
+    ``grad * result / x`` would give nan there (torch's ``prod_backward`` handles zeros too)."""
+
+    _torch_name = "ProdBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+        dtype = x.dtype if x.dtype.kind == "f" else np.dtype("int64")
+        ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        ctx.save_for_backward(x)
+        if dim is None:
+            return V.wrap(np.prod(_np(x), dtype=dtype))
+        d = _wrap_dim(dim, builtins.max(x.ndim, 1))
+        ctx.dim = d
+        data = _np(x) if x.ndim else _np(x).reshape(1)
+        out = np.prod(data, axis=d, keepdims=keepdim and x.ndim > 0, dtype=dtype)
+        return V.wrap(out.reshape(()) if not x.ndim else out)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        (x,) = ctx.saved_tensors
+        data = _np(x).astype(np.float64) if x.ndim else _np(x).reshape(1).astype(np.float64)
+        axis = None if ctx.dim is None else ctx.dim
+        flat = data.reshape(-1) if axis is None else np.moveaxis(data, axis, -1)
+        ones = np.ones_like(flat[..., :1])
+        before = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), -1)
+        after = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], -1), -1), -1)
+        others = before * after
+        others = others.reshape(data.shape) if axis is None else np.moveaxis(others, -1, axis)
+        g = _np(grad)
+        if axis is not None and not ctx.keepdim and x.ndim:
+            g = np.expand_dims(g, axis)
+        values = (others * g).reshape(ctx.shape) if x.ndim else (others * g).reshape(())
+        return V.wrap(values, x.dtype), None, None
+
+
+class ProdDim(Prod):
+    _torch_name = "ProdBackward1"
+
+
+def prod(x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
+    return (Prod if dim is None else ProdDim).apply(x, dim, keepdim)

@@ -1,0 +1,165 @@
+"""Views (view/reshape, permute/transpose, expand, indexing): forward and backward side by side,
+then the functional forms. A view shares memory with its input, as in PyTorch.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .. import shape_rules as R
+from ..tensor import Tensor, _wrap_dim
+from . import derivatives as D
+from . import values as V
+from .function import Function
+from .pointwise import Clone
+
+_np = V.array
+
+
+def _reduce_to(grad: Tensor, shape: tuple) -> Tensor:
+    """``grad`` summed back to an input's ``shape`` (exercise 3.2 when it was broadcast)."""
+    return grad if grad.shape == tuple(shape) else D.sum_to_shape(grad, shape)
+
+
+# -------------------------------------------------------------------- views
+class View(Function):
+    """``view``/``reshape``: a new header over the same memory when the strides allow it."""
+    _torch_name = "ViewBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, shape: tuple, copy_ok: bool = False) -> Tensor:
+        ctx.shape = x.shape
+        try:
+            return V.view_of(x, np.reshape(_np(x), shape, copy=False))
+        except ValueError as err:
+            if "copy" not in str(err) and "cannot reshape" in str(err):
+                raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {x.numel()}") from None
+            if not copy_ok:
+                raise RuntimeError(R.VIEW_NOT_POSSIBLE) from None
+            return V.wrap(np.reshape(_np(x), shape))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return reshape(grad, ctx.shape), None, None
+
+
+class UnsafeView(View):
+    _torch_name = "UnsafeViewBackward0"
+
+
+class Permute(Function):
+    _torch_name = "PermuteBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, dims: tuple) -> Tensor:
+        dims = R.check_permute(dims, x.ndim)
+        ctx.inverse = tuple(int(i) for i in np.argsort(dims))
+        return V.view_of(x, np.transpose(_np(x), dims))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return permute(grad, ctx.inverse), None
+
+
+class Transpose(Permute):
+    _torch_name = "TransposeBackward0"
+
+
+class T(Permute):
+    _torch_name = "TBackward0"
+
+
+class Expand(Function):
+    _torch_name = "ExpandBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, shape: tuple) -> Tensor:
+        shape = R.expand_shape(x.shape, shape, x.type())
+        ctx.shape = x.shape
+        return V.view_of(x, np.broadcast_to(_np(x), shape))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return _reduce_to(grad, ctx.shape), None
+
+
+class Index(Function):
+    """``x[key]`` with ints and slices: a view; backward puts the gradient back in place."""
+    _torch_name = "SliceBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, key) -> Tensor:
+        ctx.shape, ctx.dtype, ctx.key = x.shape, x.dtype, key
+        return V.view_of(x, _np(x)[(*key, Ellipsis)])  # the Ellipsis keeps a 0-d result a view, not a scalar
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return IndexBackward.apply(grad, ctx.shape, ctx.key), None
+
+
+class IndexBackward(Function):
+    """Zeros of the input's shape with ``grad`` written at ``key`` (differentiable again: its
+    backward is indexing)."""
+    _torch_name = "SliceBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad: Tensor, shape: tuple, key) -> Tensor:
+        ctx.key = key
+        out = np.zeros(shape, grad.dtype)
+        out[key] = _np(grad)
+        return V.wrap(out)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return index(grad, ctx.key), None, None
+
+
+# ------------------------------------------------------- functional forms
+def view(x: Tensor, shape: Sequence[int]) -> Tensor:
+    return View.apply(x, R.infer_shape(shape, x.numel()), False)
+
+
+def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
+    """A view when the strides allow one; else a copy, recorded as torch does (clone, then
+    ``UnsafeViewBackward0``)."""
+    shape = R.infer_shape(shape, x.numel())
+    try:
+        np.reshape(_np(x), shape, copy=False)
+    except ValueError:
+        return UnsafeView.apply(Clone.apply(x), shape, False)
+    return View.apply(x, shape, True)
+
+
+def permute(x: Tensor, dims: Sequence[int]) -> Tensor:
+    return Permute.apply(x, tuple(dims))
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    order = list(range(x.ndim))
+    if x.ndim:
+        d0, d1 = _wrap_dim(dim0, x.ndim), _wrap_dim(dim1, x.ndim)
+        order[d0], order[d1] = order[d1], order[d0]
+    return Transpose.apply(x, tuple(order))
+
+
+def t(x: Tensor) -> Tensor:
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return T.apply(x, tuple(reversed(range(x.ndim))))
+
+
+def expand(x: Tensor, shape: Sequence[int]) -> Tensor:
+    return Expand.apply(x, tuple(shape))
+
+
+def index(x: Tensor, key) -> Tensor:
+    """``x[key]`` with ints and slices, after torch's range checks."""
+    if len(key) > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    for d, k in enumerate(key):
+        if isinstance(k, (int, np.integer)) and not -x.shape[d] <= k < x.shape[d]:
+            raise IndexError(f"index {int(k)} is out of bounds for dimension {d} with size {x.shape[d]}")
+        if isinstance(k, slice) and k.step is not None and k.step <= 0:
+            raise ValueError("step must be greater than zero")
+    return Index.apply(x, key)

@@ -1,0 +1,1 @@
+"""Reference bodies for minikernel/autograd (chapter 03)."""
