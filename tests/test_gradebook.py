@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from minikernel.course import edition
-from minikernel.course import exercise as ex
+from minikernel.course import edition, exercise as ex
 from minikernel.course.gradebook import Settings, run
 from minikernel.course.submissions import learner_files
 

@@ -17,8 +17,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from minikernel.course import exercise as ex
-from minikernel.course import notebook_display as nd
+from minikernel.course import exercise as ex, notebook_display as nd
 
 ROOT = Path(__file__).resolve().parent.parent
 SETUP = "from minikernel.course import notebook_display\nnotebook_display.install()\nfrom minikernel import strides as S"

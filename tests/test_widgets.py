@@ -29,8 +29,7 @@ from widgets import (
     stride_explorer,
 )
 from widgets.graph_viewer import GraphViewer
-from widgets.scaler_diagram import ScalerSession
-from widgets.scaler_diagram import render_html as scaler_html
+from widgets.scaler_diagram import ScalerSession, render_html as scaler_html
 from widgets.stride_explorer import layout, operations, render_html
 
 #: every exercise the explorer calls runs its reference (True with MINIKERNEL_SOLUTIONS=all)

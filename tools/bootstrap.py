@@ -43,8 +43,7 @@ from pathlib import Path
 
 # tools/ is not a package: run as a script, its own folder is first on sys.path.
 import lockfile
-from lock import LockError
-from lock import uv_executable as lock_uv_executable
+from lock import LockError, uv_executable as lock_uv_executable
 from setup_steps import ROOT, StepFailed, run, say
 from system_packages import ensure_system
 from visdom_static import ensure_visdom_assets

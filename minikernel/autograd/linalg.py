@@ -7,8 +7,7 @@ import numpy as np
 
 from ..ops import _C_NAMES
 from ..tensor import Tensor
-from . import derivatives as D
-from . import values as V
+from . import derivatives as D, values as V
 from .function import Function
 
 _np = V.array

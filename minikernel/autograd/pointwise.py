@@ -12,8 +12,7 @@ from typing import Union
 import numpy as np
 
 from ..tensor import Tensor, bool_
-from . import derivatives as D
-from . import values as V
+from . import derivatives as D, values as V
 from .function import Function
 
 Operand = Union[Tensor, int, float]

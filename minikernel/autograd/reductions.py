@@ -10,8 +10,7 @@ from typing import Optional
 import numpy as np
 
 from ..tensor import _SCALAR_NAMES, Tensor, _wrap_dim
-from . import derivatives as D
-from . import values as V
+from . import derivatives as D, values as V
 from .function import Function
 from .pointwise import div
 from .views import expand, reshape

@@ -9,8 +9,7 @@ import numpy as np
 
 from .. import shape_rules as R
 from ..tensor import Tensor, _wrap_dim
-from . import derivatives as D
-from . import values as V
+from . import derivatives as D, values as V
 from .function import Function
 from .pointwise import Clone
 

@@ -37,8 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import edition
-from . import exercise as ex
+from . import edition, exercise as ex
 from .gradebook_report import write_csv, write_feedback, write_html
 from .submissions import Submission, SubmissionError, discover, learner_files, overlay, unpack
 

@@ -17,8 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-from minikernel import device as dev
-from minikernel import ops
+from minikernel import device as dev, ops
 from minikernel.kernels import launch, simcheck, sizes
 from minikernel.kernels.scalar_ops import BINARY, MAX, SUM, UNARY
 from tests.ch02.strategies import assert_values, blank_like_contiguous

@@ -4,10 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from minikernel import Tensor
-from minikernel import autograd as A
-from minikernel.autograd import derivatives as D
-from minikernel.autograd import finite_differences as G
+from minikernel import Tensor, autograd as A
+from minikernel.autograd import derivatives as D, finite_differences as G
 from tests.helpers import leaves_pair
 
 

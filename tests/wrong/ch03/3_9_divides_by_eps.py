@@ -5,8 +5,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from minikernel.autograd import values as V
-from minikernel.autograd import no_grad
+from minikernel.autograd import no_grad, values as V
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.9"
