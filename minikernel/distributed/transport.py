@@ -146,13 +146,26 @@ class Ring:
     def _global(self, rank: int) -> int:
         return rank if self.group is None else dist.get_global_rank(self.group, rank)
 
+    def _post(self, start, tensor: torch.Tensor, peer: int, doing: str):
+        """``start`` (dist.isend or dist.irecv) for ``peer``, with gloo's errors explained.
+
+        A peer that died before this call shows up here, not in ``wait``: gloo refuses
+        to post on a connection it already saw closed.
+        """
+        try:
+            return start(tensor, self._global(peer), group=self.group)
+        except NotImplementedError:
+            raise
+        except RuntimeError as err:
+            raise CollectiveError(_explain(err, self.rank, peer, doing, self.what, self.timeout)) from err
+
     def start_send(self, tensor: torch.Tensor, to: int) -> Pending:
         """Start sending ``tensor`` (contiguous) to group rank ``to``; empty tensors send nothing."""
         pending = Pending(self)
         if tensor.numel():
             if not tensor.is_contiguous():  # gloo would fail, and the peer would see a closed connection
                 raise ValueError(f"{self.what}: can only send contiguous memory; call .contiguous() first")
-            pending.works.append((dist.isend(tensor, self._global(to), group=self.group), to, "send to"))
+            pending.works.append((self._post(dist.isend, tensor, to, "send to"), to, "send to"))
             self.sent += tensor.numel()
             self.messages += 1
         return pending
@@ -163,7 +176,7 @@ class Ring:
         if tensor.numel():
             if not tensor.is_contiguous():
                 raise ValueError(f"{self.what}: can only receive into contiguous memory")
-            pending.works.append((dist.irecv(tensor, self._global(frm), group=self.group), frm, "receive from"))
+            pending.works.append((self._post(dist.irecv, tensor, frm, "receive from"), frm, "receive from"))
             self.received += tensor.numel()
         return pending
 
