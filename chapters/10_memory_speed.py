@@ -60,6 +60,7 @@ from torch.profiler import ProfilerActivity, profile
 import minikernel as mk
 from minikernel.ao.quantization import fuse as mk_fuse
 from minikernel.ao.quantization import quantize as mk_quant
+from minikernel.course import notebook_display
 from minikernel.course.exercise import finish_message
 from minikernel.utils import checkpoint as mk_ckpt
 from minikernel.utils import data as mk_data
@@ -67,6 +68,7 @@ from minikernel.utils.data.examples import BrokenAt, SlowSquares
 from minikernel.utils.op_trace import OpTrace
 from minikernel.utils.saved_tensors import SavedTensorMeter, saved_bytes_per_module
 
+notebook_display.install()  # an unfinished exercise shows a short box, and Run All goes on
 torch.manual_seed(0)
 print(torch.__version__, "| minikernel from", mk.__name__)
 
@@ -243,6 +245,7 @@ try:
     print("generator state after backward as without checkpointing:", torch.equal(rng_yours, rng_plain))
 except NotImplementedError as err:
     print(finish_message(err, "to checkpoint the network"))
+    display(notebook_display.TodoBox(notebook_display.stub_id_in(err)))
 
 # %% [markdown]
 # ### Peak memory against the number of segments: the O(√N) claim
@@ -267,10 +270,12 @@ for k in segment_counts:
         except NotImplementedError as err:
             peaks[name].append(None)
             todo = finish_message(err, "to measure your checkpoint")
+            todo_box = notebook_display.TodoBox(notebook_display.stub_id_in(err))
 print("segments:             ", segment_counts)
 print("peak, torch (tensors):", peaks["torch"])
 if None in peaks["yours"]:
     print(todo)
+    display(todo_box)
 else:
     print("peak, yours (tensors):", peaks["yours"], "| equal to torch's:", peaks["yours"] == peaks["torch"])
 print("fewest at k =", segment_counts[peaks["torch"].index(min(peaks["torch"]))], "; √16 =", 16 ** 0.5)
@@ -389,6 +394,7 @@ try:
     print("the error's message starts:", answers[1][1].exc_msg.strip().splitlines()[-1])
 except NotImplementedError as err:
     print(finish_message(err, "to run the worker's loop"))
+    display(notebook_display.TodoBox(notebook_display.stub_id_in(err)))
 
 # %% [markdown]
 # ## Exercise 10.3 — next_in_order
@@ -407,6 +413,7 @@ try:
         print(f"wanted {want}: got {got!r}; waiting in reorder: {sorted(reorder)}")
 except NotImplementedError as err:
     print(finish_message(err, "to deliver batches in order"))
+    display(notebook_display.TodoBox(notebook_display.stub_id_in(err)))
 
 # %% [markdown]
 # With both, your loader gives torch's batches, shuffled with the same generator, and
@@ -430,6 +437,7 @@ try:
             print(f"{loader_class.__module__.split('.')[0]:10} ValueError: {lines[0]} ... {lines[-1]}")
 except NotImplementedError as err:
     print(finish_message(err, "to load with worker processes"))
+    display(notebook_display.TodoBox(notebook_display.stub_id_in(err)))
 
 # %% [markdown]
 # ### Throughput against `num_workers`
@@ -444,8 +452,7 @@ warns when you ask for more workers than cores). The
 # LMDB, HDF5), keep data in RAM or on NVMe, use a faster decoder — all shortens this
 # per-sample time. Timings change from run to run:
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 worker_counts = [0, 1, 2, 4]
 rates = {"torch": [], "minikernel": []}
 warnings.filterwarnings("ignore", message="This DataLoader will create")  # torch: more workers than cores
@@ -477,8 +484,7 @@ print({name: [round(v) if v == v else None for v in values] for name, values in 
 # (Kineto: CPU ops and GPU kernels on one timeline, `record_shapes`,
 # `profile_memory`, schedules, TensorBoard/Chrome traces). The old call today:
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 with warnings.catch_warnings(record=True) as legacy_warnings:  # the profiler also logs its start and stop
     warnings.simplefilter("always")
     with torch.autograd.profiler.profile(use_cuda=True):
@@ -492,8 +498,7 @@ for w in legacy_warnings:
 # Chapter 08's training loop under the profiler, 8 steps of Adam on batches of 32.
 # The op table (times vary between runs) and then the counts, which do not:
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 torch.manual_seed(0)
 net = chapter08_model()
 opt = torch.optim.Adam(net.parameters(), lr=1e-2)
@@ -568,8 +573,7 @@ print(trace)
 # your own glue. (`python -m torch.utils.bottleneck script.py`, which the notes
 # mention, runs both.) The top of the profile of 20 steps (timings vary):
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 profiler = cProfile.Profile()
 profiler.enable()
 for step in range(20):
@@ -656,6 +660,7 @@ try:
           "of", x_test.numel(), "values")
 except NotImplementedError as err:
     print(finish_message(err, "to quantize per tensor"))
+    display(notebook_display.TodoBox(notebook_display.stub_id_in(err)))
 
 # %% [markdown]
 # ## Exercise 10.5 — quantize_per_channel, dequantize_per_channel
@@ -690,6 +695,7 @@ try:
                                                          .int_repr()))
 except NotImplementedError as err:
     print(finish_message(err, "to quantize per channel"))
+    display(notebook_display.TodoBox(notebook_display.stub_id_in(err)))
 
 # %% [markdown]
 # ### Dynamic quantization of a Linear, on the CPU
@@ -723,8 +729,7 @@ def saved_size(module):
 
 print(f"state_dict size: float32 {saved_size(mlp) / 2**20:.2f} MiB, int8 {saved_size(qmlp) / 2**20:.2f} MiB")
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 def median_ms(fn, repeats=30):
     times = []
     for _ in range(repeats):
@@ -794,6 +799,7 @@ try:
                                                                            atol=1e-6))
 except NotImplementedError as err:
     print(finish_message(err, "to fold BatchNorm"))
+    display(notebook_display.TodoBox(notebook_display.stub_id_in(err)))
 
 # %% [markdown]
 # ### Merging parallel branches (RepVGG)
