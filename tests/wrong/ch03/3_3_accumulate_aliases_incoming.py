@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from minikernel.autograd import is_grad_enabled
+from minikernel.autograd.grad_mode import is_grad_enabled
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.3"

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import minikernel.autograd as A
-from minikernel.autograd import set_grad_enabled
+from minikernel.autograd.grad_mode import set_grad_enabled
 from minikernel.autograd.graph import Edge, Node
 from minikernel.tensor import Tensor
 

@@ -5,7 +5,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from minikernel.autograd import no_grad, values as V
+from minikernel.autograd import values as V
+from minikernel.autograd.grad_mode import no_grad
 from minikernel.tensor import Tensor
 
 EXERCISE = "3.9"
