@@ -245,7 +245,7 @@ try:
     print("generator state after backward as without checkpointing:", torch.equal(rng_yours, rng_plain))
 except NotImplementedError as err:
     print(finish_message(err, "to checkpoint the network"))
-    display(notebook_display.TodoBox(notebook_display.stub_id_in(err)))
+    print(notebook_display.todo_text(notebook_display.stub_id_in(err)))
 
 # %% [markdown]
 # ### Peak memory against the number of segments: the O(√N) claim
@@ -270,12 +270,12 @@ for k in segment_counts:
         except NotImplementedError as err:
             peaks[name].append(None)
             todo = finish_message(err, "to measure your checkpoint")
-            todo_box = notebook_display.TodoBox(notebook_display.stub_id_in(err))
+            todo_box_text = notebook_display.todo_text(notebook_display.stub_id_in(err))
 print("segments:             ", segment_counts)
 print("peak, torch (tensors):", peaks["torch"])
 if None in peaks["yours"]:
     print(todo)
-    display(todo_box)
+    print(todo_box_text)
 else:
     print("peak, yours (tensors):", peaks["yours"], "| equal to torch's:", peaks["yours"] == peaks["torch"])
 print("fewest at k =", segment_counts[peaks["torch"].index(min(peaks["torch"]))], "; √16 =", 16 ** 0.5)
@@ -394,7 +394,7 @@ try:
     print("the error's message starts:", answers[1][1].exc_msg.strip().splitlines()[-1])
 except NotImplementedError as err:
     print(finish_message(err, "to run the worker's loop"))
-    display(notebook_display.TodoBox(notebook_display.stub_id_in(err)))
+    print(notebook_display.todo_text(notebook_display.stub_id_in(err)))
 
 # %% [markdown]
 # ## Exercise 10.3 — next_in_order
@@ -413,7 +413,7 @@ try:
         print(f"wanted {want}: got {got!r}; waiting in reorder: {sorted(reorder)}")
 except NotImplementedError as err:
     print(finish_message(err, "to deliver batches in order"))
-    display(notebook_display.TodoBox(notebook_display.stub_id_in(err)))
+    print(notebook_display.todo_text(notebook_display.stub_id_in(err)))
 
 # %% [markdown]
 # With both, your loader gives torch's batches, shuffled with the same generator, and
@@ -437,7 +437,7 @@ try:
             print(f"{loader_class.__module__.split('.')[0]:10} ValueError: {lines[0]} ... {lines[-1]}")
 except NotImplementedError as err:
     print(finish_message(err, "to load with worker processes"))
-    display(notebook_display.TodoBox(notebook_display.stub_id_in(err)))
+    print(notebook_display.todo_text(notebook_display.stub_id_in(err)))
 
 # %% [markdown]
 # ### Throughput against `num_workers`
@@ -660,7 +660,7 @@ try:
           "of", x_test.numel(), "values")
 except NotImplementedError as err:
     print(finish_message(err, "to quantize per tensor"))
-    display(notebook_display.TodoBox(notebook_display.stub_id_in(err)))
+    print(notebook_display.todo_text(notebook_display.stub_id_in(err)))
 
 # %% [markdown]
 # ## Exercise 10.5 — quantize_per_channel, dequantize_per_channel
@@ -695,7 +695,7 @@ try:
                                                          .int_repr()))
 except NotImplementedError as err:
     print(finish_message(err, "to quantize per channel"))
-    display(notebook_display.TodoBox(notebook_display.stub_id_in(err)))
+    print(notebook_display.todo_text(notebook_display.stub_id_in(err)))
 
 # %% [markdown]
 # ### Dynamic quantization of a Linear, on the CPU
@@ -799,7 +799,7 @@ try:
                                                                            atol=1e-6))
 except NotImplementedError as err:
     print(finish_message(err, "to fold BatchNorm"))
-    display(notebook_display.TodoBox(notebook_display.stub_id_in(err)))
+    print(notebook_display.todo_text(notebook_display.stub_id_in(err)))
 
 # %% [markdown]
 # ### Merging parallel branches (RepVGG)
