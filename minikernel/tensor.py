@@ -73,42 +73,6 @@ class UntypedStorage:
     def nbytes(self) -> int:
         return self._array.nbytes
 
-    # ----------------------------------------------------- writing in place
-    def copy_(self, src: "Tensor") -> "Tensor":
-        """Write ``src`` (broadcast to this shape, cast to this dtype) into this tensor's memory."""
-        if not isinstance(src, Tensor):
-            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
-        if autograd_active((self, src)):
-            return autograd().inplace("copy", self, src)
-        self._write(np.broadcast_to(src.to_numpy(), R.broadcast_shape(self._shape, src.shape)))
-        return self
-
-    def fill_(self, value: Any) -> "Tensor":
-        """Every element becomes ``value`` (a number or a one-element tensor)."""
-        if isinstance(value, Tensor):
-            if value.ndim:
-                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
-                                   f"{value.ndim} dimensions.")
-            value = value.item()
-        if autograd_active((self,)):
-            return autograd().inplace("fill", self, value)
-        self._write(np.full(self._shape, value, self.dtype))
-        return self
-
-    def zero_(self) -> "Tensor":
-        if autograd_active((self,)):
-            return autograd().inplace("zero", self)
-        self._write(np.zeros(self._shape, self.dtype))
-        return self
-
-    def _write(self, values: np.ndarray) -> None:
-        """Outside autograd: store ``values`` (already of this shape) and bump the version."""
-        if values.shape != self._shape:
-            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
-                               f"{list(values.shape)}")
-        self._numpy_view()[...] = values
-        self._bump_version()
-
     def __len__(self) -> int:
         return self._array.nbytes
 
