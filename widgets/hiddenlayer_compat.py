@@ -121,7 +121,15 @@ def install():
     if _ORIGINAL_BUILD_DOT is None:
         _ORIGINAL_BUILD_DOT = hl.Graph.build_dot
         hl.Graph.build_dot = _build_dot
+        # hiddenlayer's own display path calls ``Digraph._repr_svg_``, which the graphviz
+        # package dropped in 0.19; ``pipe`` is in every version and in the stand-in above.
+        hl.Graph._repr_svg_ = _graph_svg
     return hl
+
+
+def _graph_svg(self) -> str:
+    """``hiddenlayer.Graph._repr_svg_`` (what Jupyter shows), through ``Digraph.pipe``."""
+    return self.build_dot().pipe(format="svg", encoding="utf-8")
 
 
 def build_graph(model: nn.Module, args, transforms="default", framework_transforms="default",
@@ -145,7 +153,7 @@ def build_graph(model: nn.Module, args, transforms="default", framework_transfor
 def hl_svg(graph) -> str:
     """The SVG of a ``hiddenlayer.Graph`` (its own theme and layout)."""
     install()
-    svg = graph.build_dot()._repr_svg_()
+    svg = graph._repr_svg_()
     return svg[svg.index("<svg"):] if "<svg" in svg else svg
 
 
