@@ -19,20 +19,6 @@ timed = @start=$$(date +%s); $(2); rc=$$?; took=$$(( $$(date +%s) - start )); \
 	  echo "==> $(1): $$took s, over its share of $(BUDGET_$(1)) s"; \
 	else echo "==> $(1): $$took s (share $(BUDGET_$(1)) s)"; fi; exit $$rc
 
-# Left out of the student-mode layer: tests whose outcome cannot depend on the layer's
-# mode. Each runs the course in a subprocess whose MINIKERNEL_SOLUTIONS (or whole
-# environment) the test sets itself, and the test process only reads the output; the
-# solutions layer runs them once. Everything else runs in both modes. A renamed test
-# here simply runs twice again.
-STUDENT_SAME := \
-	tests/test_grader.py::test_grader_on_a_learners_partial_work \
-	tests/test_grader.py::test_grader_reports_blocked \
-	tests/test_exercise_mechanism.py::test_unknown_exercise_in_env_is_a_clear_error \
-	tests/test_exercise_mechanism.py::test_one_reference_switched_on_alone \
-	tests/test_exercise_mechanism.py::test_chapter_glob_switches_on_the_chapter \
-	tests/ch07/test_demo_bench.py::test_demo_without_torchrun_says_how_to_start_it \
-	tests/test_notebooks_student.py
-
 .DEFAULT_GOAL := lab
 # The test layers run in order even under `make -j`.
 .NOTPARALLEL:
@@ -62,12 +48,11 @@ test-setup:
 
 test-solutions:
 	@echo "==> [1/6] unit + differential tests, references on (MINIKERNEL_SOLUTIONS=all)"
-	$(call timed,solutions,MINIKERNEL_SOLUTIONS=all $(PY) -m pytest tests -m "not browser" -n 2)
+	$(call timed,solutions,MINIKERNEL_SOLUTIONS=all $(PY) -m pytest tests -m "not browser" -n 2 --dist loadgroup)
 
 test-student:
 	@echo "==> [2/6] student mode (MINIKERNEL_SOLUTIONS empty): what can differ without references"
-	$(call timed,student,MINIKERNEL_SOLUTIONS= $(PY) -m pytest tests -m "not browser" -n 2 \
-	    $(addprefix --deselect ,$(STUDENT_SAME)))
+	$(call timed,student,MINIKERNEL_SOLUTIONS= $(PY) -m pytest tests -m "not browser and not own_mode" -n 2 --dist loadgroup)
 
 test-corpus:
 	@echo "==> [3/6] wrong-solution corpus: every case in tests/wrong/ must grade FAIL (references elsewhere)"

@@ -27,6 +27,7 @@ from widgets.dashboard_log import DashboardLog, activation_stats, grad_norm, pan
 from widgets.visdom_client import VisdomClient, is_visdom, resolve_server
 
 ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.xdist_group("dashboard")  # one visdom server (`visdom_url`) per worker that runs the module
 
 
 def free_port() -> int:

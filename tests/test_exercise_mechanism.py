@@ -93,12 +93,14 @@ def test_parse_selection_refuses_what_is_not_an_id(spec):
 
 
 @pytest.mark.parametrize("spec", ["1.99", "9.*"])
+@pytest.mark.own_mode
 def test_unknown_exercise_in_env_is_a_clear_error(spec):
     proc = _import_in_subprocess(spec)
     assert proc.returncode != 0
     assert f"{spec!r} matches no exercise" in proc.stderr and "Known exercises: 1.1" in proc.stderr
 
 
+@pytest.mark.own_mode
 def test_one_reference_switched_on_alone():
     code = ("import minikernel.strides as s, solutions.strides as r, minikernel.course.exercise as e;"
             "print(s.index_to_position is r.index_to_position, s.to_index is r.to_index,"
@@ -107,6 +109,7 @@ def test_one_reference_switched_on_alone():
     assert proc.stdout.split() == ["True", "False", "True"], proc.stderr
 
 
+@pytest.mark.own_mode
 def test_chapter_glob_switches_on_the_chapter():
     code = "import minikernel.course.exercise as e; print(sorted(i for i, x in e.registry().items() if x.uses_reference))"
     proc = _import_in_subprocess("1.*", code)

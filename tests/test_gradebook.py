@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 GRADED = ["1.1", "1.2", "1.3", "2.1"]
 TIMEOUT_S = 15
 
+pytestmark = [pytest.mark.own_mode, pytest.mark.xdist_group("gradebook")]  # grades in its own subprocesses; `book` built once
+
 
 def transplant(stub_source: str, reference_source: str, names: set[str]) -> str:
     """``stub_source`` with the bodies of ``names`` replaced by the reference's bodies.

@@ -185,6 +185,8 @@ def learner_copy(tmp_path_factory) -> Path:
     return _learner_copy(tmp_path_factory.mktemp("learner"), MUTANTS)
 
 
+@pytest.mark.own_mode
+@pytest.mark.xdist_group("learner_copy")  # the module fixture is built once
 def test_each_broken_exercise_fails_alone_and_nothing_survives(learner_copy):
     limit = 10
     env = {"PYTHONPATH": str(learner_copy), "MINIKERNEL_SOLUTIONS": ""}
@@ -212,6 +214,8 @@ def test_each_broken_exercise_fails_alone_and_nothing_survives(learner_copy):
     assert not _left_running(str(learner_copy))
 
 
+@pytest.mark.own_mode
+@pytest.mark.xdist_group("learner_copy")  # the module fixture is built once
 def test_compiled_endless_loop_and_a_hanging_rank_are_killed(learner_copy):
     limit = 12
     env = {"PYTHONPATH": str(learner_copy), "MINIKERNEL_SOLUTIONS": "1.*,2.1,7.1,7.2"}
@@ -226,6 +230,7 @@ def test_compiled_endless_loop_and_a_hanging_rank_are_killed(learner_copy):
     assert not _left_running(str(learner_copy))
 
 
+@pytest.mark.own_mode
 def test_grader_reports_blocked_with_the_file(tmp_path):
     # 1.7 (right, written by the learner) calls 1.3, still a stub
     right = {"strides.py": {("1.7", "contiguous"):

@@ -58,6 +58,7 @@ def test_the_box_names_a_file_and_function_that_exist(exercise_id):
     assert f"exercise {exercise_id}" in box.lower() and path in box and f'grade("{exercise_id}")' in box
 
 
+@pytest.mark.own_mode
 def test_unfinished_exercise_shows_the_box_and_run_all_goes_on(monkeypatch):
     nb, err = run(["x = S.contiguous_strides((2, 3))\ny = 1", "print(x)", "z = x\nw = 2", "print(z, w)",
                    "print('still running')"], monkeypatch)
@@ -72,6 +73,7 @@ def test_unfinished_exercise_shows_the_box_and_run_all_goes_on(monkeypatch):
     assert text(last) == "still running\n"
 
 
+@pytest.mark.own_mode
 def test_other_errors_stay_errors(monkeypatch):
     nb, err = run(["undefined_name", "print('not reached')"], monkeypatch)
     assert err is not None and "NameError" in str(err)
@@ -82,6 +84,7 @@ def test_other_errors_stay_errors(monkeypatch):
     assert err is not None and "not an exercise" in text(nb.cells[1])
 
 
+@pytest.mark.own_mode
 def test_an_error_in_the_learners_file_shows_their_frames_and_the_expected_answer(monkeypatch):
     # A wrong contiguous_strides, compiled as if written in minikernel/strides.py.
     wrong = ("src = 'def contiguous_strides(shape):\\n    return [][len(shape)]\\n'\n"
@@ -106,6 +109,7 @@ def test_install_outside_ipython_does_nothing():
     assert nd.install() is False
 
 
+@pytest.mark.own_mode
 def test_nbval_in_student_mode_still_fails_those_cells_naming_the_exercise(tmp_path, monkeypatch):
     """nbval runs cells without storing them in the history: a check, where the
     handled cells must still fail, each naming its exercise; the others pass."""

@@ -38,6 +38,7 @@ from tests.ch02.test_cpu_kernels import (
 
 FEW = settings(max_examples=8)
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.xdist_group("ch02-gpu")  # `lowered` compiles every GPU kernel once: one worker
 
 
 def gpu_args(t: torch.Tensor):

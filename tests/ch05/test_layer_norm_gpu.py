@@ -24,6 +24,7 @@ from tests.ch05.strategies import layer_norm_cases, randn, tolerance
 
 FEW = settings(max_examples=6)
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.xdist_group("ch05-gpu")  # `lowered` compiles the GPU kernels once: one worker
 
 
 def gpu(t):

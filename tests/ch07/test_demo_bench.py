@@ -33,6 +33,7 @@ def test_torchrun_runs_the_demo():
             run_torchrun(2)
 
 
+@pytest.mark.own_mode
 def test_demo_without_torchrun_says_how_to_start_it():
     proc = subprocess.run([sys.executable, "-m", "minikernel.distributed.demo"], capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin"}, timeout=120)

@@ -5,7 +5,8 @@ For each case, ``python -m minikernel grade <ID> --json`` runs with the referenc
 (``MINIKERNEL_OVERRIDE=<case file>``). A case is caught when its exercise grades FAIL;
 PASS (a false pass), TODO/BLOCKED, a grader that could not run the tests, or a grader
 still running after ``CASE_LIMIT_S`` (a hang) are misses. Cases are graded two at a
-time; the catch rate and every miss are printed at the end of the run.
+time, each in a fork of one process that imported torch and pytest once (zygote.py);
+the catch rate and every miss are printed at the end of the run.
 
 Collected only with ``MINIKERNEL_CORPUS=1`` (see conftest.py). ``MINIKERNEL_CORPUS_SELECT``
 (a glob on ``chNN/<file stem>``, e.g. ``ch02/2_5_*``) grades just some cases;
@@ -21,7 +22,6 @@ import re
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -37,24 +37,16 @@ CASE_LIMIT_S = 600  # past this the grader itself hung: a miss
 CRASH_RE = re.compile(r"pytest exited with -\d+")  # killed by a signal
 
 
-def grade(case: Case) -> tuple[Case, str, str, float]:
-    """(case, verdict, detail, seconds): the verdict is the exercise's status, or HANG/ERROR."""
-    env = dict(os.environ, MINIKERNEL_SOLUTIONS="all", MINIKERNEL_OVERRIDE=str(case.path), PYTHONPATH=str(ROOT),
-               PYTEST_ADDOPTS=f"{os.environ.get('PYTEST_ADDOPTS', '')} -x -p tests.wrong.fastfail".strip())
-    env.pop("MINIKERNEL_CORPUS", None)
-    cmd = [sys.executable, "-m", "minikernel", "grade", case.exercise, "--json", f"--timeout={PER_TEST_TIMEOUT_S}"]
-    start = time.monotonic()
+def verdict(case: Case, result: dict) -> tuple[Case, str, str, float]:
+    """(case, verdict, detail, seconds) from the zygote's line: the exercise's status, or HANG/ERROR."""
+    seconds = result["seconds"]
+    if result["hung"]:
+        return case, "HANG", f"the grader was still running after {CASE_LIMIT_S} s", seconds
     try:
-        proc = subprocess.run(cmd, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=CASE_LIMIT_S,
-                              start_new_session=True)
-    except subprocess.TimeoutExpired:
-        return case, "HANG", f"the grader was still running after {CASE_LIMIT_S} s", time.monotonic() - start
-    seconds = time.monotonic() - start
-    try:
-        report = json.loads(proc.stdout)
+        report = json.loads(result["stdout"])
     except json.JSONDecodeError:
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-6:])
-        return case, "ERROR", f"no JSON from the grader (exit {proc.returncode}):\n{tail}", seconds
+        tail = "\n".join((result["stdout"] + result["stderr"]).strip().splitlines()[-6:])
+        return case, "ERROR", f"no JSON from the grader (exit {result['exit']}):\n{tail}", seconds
     error = report.get("error", "")
     if error and not CRASH_RE.search(error):
         # The tests did not run as written (the case does not import, a collection error):
@@ -65,12 +57,31 @@ def grade(case: Case) -> tuple[Case, str, str, float]:
     return case, row["status"], row["detail"], seconds
 
 
-def _graded(case: Case) -> tuple[Case, str, str, float]:
-    """grade(case), with a progress line (the test turns pytest's capture off)."""
-    result = grade(case)
-    verdict = "caught" if result[1] == "FAIL" else f"MISS ({result[1]})"
-    print(f"  {case.name}: {verdict} {result[3]:.0f} s", file=sys.stderr, flush=True)
-    return result
+def grade_all(cases: list[Case]) -> list[tuple[Case, str, str, float]]:
+    """Grade every case (``python -m minikernel grade N.M --json`` each, forked from one
+    zygote process: see zygote.py), printing a line per case as it finishes."""
+    env = {"MINIKERNEL_SOLUTIONS": "all", "PYTHONPATH": str(ROOT),
+           "PYTEST_ADDOPTS": f"{os.environ.get('PYTEST_ADDOPTS', '')} -x -p tests.wrong.fastfail".strip()}
+    requests = "".join(json.dumps({"case": str(c.path), "exercise": c.exercise, "args": [
+        "--json", f"--timeout={PER_TEST_TIMEOUT_S}"], "env": {**env, "MINIKERNEL_OVERRIDE": str(c.path)}}) + "\n"
+        for c in cases)
+    by_path = {str(c.path): c for c in cases}
+    zygote_env = {k: v for k, v in os.environ.items() if k not in ("MINIKERNEL_CORPUS", "MINIKERNEL_OVERRIDE")}
+    proc = subprocess.Popen([sys.executable, "-m", "tests.wrong.zygote", f"--workers={WORKERS}",
+                             f"--limit={CASE_LIMIT_S}"], cwd=ROOT, env=zygote_env, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    proc.stdin.write(requests)
+    proc.stdin.close()
+    results = []
+    for line in proc.stdout:
+        result = verdict(by_path[json.loads(line)["case"]], json.loads(line))
+        shown = "caught" if result[1] == "FAIL" else f"MISS ({result[1]})"
+        print(f"  {result[0].name}: {shown} {result[3]:.0f} s", file=sys.stderr, flush=True)
+        results.append(result)
+    assert proc.wait() == 0, f"the corpus zygote exited with {proc.returncode}"
+    graded = {str(r[0].path) for r in results}
+    results += [(c, "ERROR", "the zygote reported nothing for it", 0.0) for c in cases if str(c.path) not in graded]
+    return results
 
 
 @pytest.mark.timeout(0)  # many cases: the limit is per case (CASE_LIMIT_S), not on the whole run
@@ -83,9 +94,9 @@ def test_every_wrong_solution_grades_fail(capsys):
     cases = cases[k - 1::n]
     assert cases, f"MINIKERNEL_CORPUS_SELECT={pattern!r} (shard {shard}) selects no case"
     start = time.monotonic()
-    with capsys.disabled(), ThreadPoolExecutor(WORKERS) as pool:
+    with capsys.disabled():
         print(f"\ngrading {len(cases)} wrong solutions, {WORKERS} at a time", file=sys.stderr, flush=True)
-        results = list(pool.map(_graded, cases))
+        results = grade_all(cases)
     wall = time.monotonic() - start
     misses = [(c, v, d) for c, v, d, _ in results if v != "FAIL"]
     caught = len(results) - len(misses)

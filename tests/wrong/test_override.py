@@ -6,7 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.own_mode  # every test sets the mode of the interpreter it starts
+
 CHECK = ("import minikernel, minikernel.strides as s, minikernel.course.exercise as e; "
          "x = e.registry()['1.2']; print(s.index_to_position((1, 2), (3, 1), 4), x.overridden, "
          "x.active['index_to_position'].__module__)")

@@ -1,0 +1,133 @@
+"""Grade corpus cases in forked copies of one process that has imported torch and pytest.
+
+``python -m tests.wrong.zygote`` reads one JSON request per line on stdin,
+``{"case": PATH, "exercise": "N.M", "env": {...}}``, and prints one JSON line per
+finished case: ``{"case", "exit", "stdout", "stderr", "seconds", "hung"}``.
+
+Each case runs ``python -m minikernel grade N.M --json`` exactly as a new interpreter
+would, with the case's environment (``MINIKERNEL_OVERRIDE`` ...), but in a child forked
+from this process: torch, numpy, pytest and hypothesis are imported once here instead
+of once per case (two seconds of a four-second case). Nothing of minikernel is
+imported here: the exercise marker reads ``MINIKERNEL_SOLUTIONS`` and
+``MINIKERNEL_OVERRIDE`` when minikernel is imported, which each child does itself after
+setting them. numba is not imported either: ``minikernel.device`` decides
+``NUMBA_ENABLE_CUDASIM`` before numba reads it.
+
+Cases run ``--workers`` at a time; a case still running after ``--limit`` seconds is
+killed with every process it started and reported with ``hung: true``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import runpy
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import hypothesis  # noqa: F401  (imported for the children)
+import numpy  # noqa: F401
+import pytest  # noqa: F401
+import torch  # noqa: F401
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _child(request: dict, out: Path, err: Path) -> None:
+    """In the forked child: ``python -m minikernel grade ...`` with the case's environment."""
+    code = 70
+    try:
+        os.setpgid(0, 0)
+        os.dup2(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 1)
+        os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        os.environ.update(request["env"])
+        sys.argv = ["minikernel", "grade", request["exercise"], *request.get("args", [])]
+        runpy.run_module("minikernel", run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else 1
+    except BaseException:  # noqa: BLE001 (report anything; never return into the parent's loop)
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _descendants(pid: int) -> list[int]:
+    """``pid`` and every process below it (Linux ``/proc``), whatever session it moved to."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            parents.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        todo += parents.get(p, [])
+    return found
+
+
+def _kill_tree(pid: int) -> None:
+    for p in _descendants(pid):
+        try:
+            os.kill(p, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def serve(requests: list[dict], workers: int, limit_s: float) -> None:
+    todo = list(requests)
+    running: dict[int, tuple[dict, Path, Path, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="minikernel-corpus-") as tmp:
+        while todo or running:
+            while todo and len(running) < workers:
+                request = todo.pop(0)
+                n = len(todo) + len(running)
+                out, err = Path(tmp) / f"{n}.out", Path(tmp) / f"{n}.err"
+                sys.stdout.flush()
+                pid = os.fork()
+                if pid == 0:
+                    _child(request, out, err)
+                running[pid] = (request, out, err, time.monotonic())
+            time.sleep(0.02)
+            for pid, (request, out, err, started) in list(running.items()):
+                done, status = os.waitpid(pid, os.WNOHANG)
+                hung = not done and time.monotonic() - started > limit_s
+                if hung:
+                    _kill_tree(pid)
+                    status = os.waitpid(pid, 0)[1]
+                elif not done:
+                    continue
+                del running[pid]
+                print(json.dumps({"case": request["case"], "exit": os.waitstatus_to_exitcode(status),
+                                  "stdout": out.read_text(errors="replace"),
+                                  "stderr": err.read_text(errors="replace")[-4000:],
+                                  "seconds": time.monotonic() - started, "hung": hung}), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--limit", type=float, default=600.0)
+    options = parser.parse_args()
+    os.chdir(ROOT)
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    serve([json.loads(line) for line in sys.stdin if line.strip()], options.workers, options.limit)
+
+
+if __name__ == "__main__":
+    main()
