@@ -101,13 +101,14 @@ def _stop(process: subprocess.Popen, lab: Lab | None) -> None:
             continue
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def lab(tmp_path_factory) -> Lab:
-    """JupyterLab with every exercise's reference (``MINIKERNEL_SOLUTIONS=all``)."""
+    """JupyterLab with every exercise's reference (``MINIKERNEL_SOLUTIONS=all``), one for
+    every module that asks (each test opens its own notebook)."""
     yield from _serve_lab(tmp_path_factory.mktemp("jupyterlab"), "all")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def student_lab(tmp_path_factory) -> Lab:
     """JupyterLab as a new learner has it: no exercise written (``MINIKERNEL_SOLUTIONS`` empty)."""
     yield from _serve_lab(tmp_path_factory.mktemp("jupyterlab-student"), "")
@@ -154,7 +155,7 @@ def _serve_lab(base: Path, solutions: str):
         _stop(process, server)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
     if not CHROMIUM.exists():
         yield None
