@@ -18,6 +18,9 @@ MAX_DIMS = 8
 # ---------------------------------------------------------------------------- CPU
 #: Elements per parallel task in the CPU map and zip kernels.
 CPU_CHUNK = 1 << 14
+#: Outputs summed side by side when the CPU reduce walks a kept dim (1 KiB of float32
+#: accumulators: they stay in L1 while the reduced dim streams past).
+CPU_REDUCE_STRIP = 256
 #: Output tile (rows, columns; both even) and inner-dimension block of the CPU matmul.
 CPU_TILE_M, CPU_TILE_N, CPU_TILE_K = 64, 64, 256
 

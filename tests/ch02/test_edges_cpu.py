@@ -13,7 +13,7 @@ import torch
 from minikernel import Tensor, ops
 from minikernel.kernels import launch
 from minikernel.kernels.scalar_ops import BINARY, MAX, SUM, UNARY
-from minikernel.kernels.sizes import CPU_CHUNK, CPU_TILE_K, CPU_TILE_M, CPU_TILE_N
+from minikernel.kernels.sizes import CPU_CHUNK, CPU_REDUCE_STRIP, CPU_TILE_K, CPU_TILE_M, CPU_TILE_N
 from tests.ch02.strategies import assert_values, blank_like_contiguous, kernel_args
 from tests.ch02.test_cpu_kernels import _random
 
@@ -72,6 +72,30 @@ def test_binary_op_past_three_chunks_with_broadcasting():
 @pytest.mark.parametrize("name", ["sum", "amax"])
 def test_cpu_reduce_past_three_chunks(shape, dim, name):
     t = _random(shape, torch.float64, 6) - 5.0  # all negative mostly: amax must start from -inf
+    expected = getattr(torch, name)(t, dim, keepdim=True)
+    out = blank_like_contiguous(expected.shape, t.dtype)
+    o_storage, o_shape, o_strides, o_offset = kernel_args(out)
+    a_storage, a_shape, a_strides, a_offset = kernel_args(t)
+    op = SUM if name == "sum" else MAX
+    launch.kernel("cpu", "reduce")(op, ops._identity(op, a_storage.dtype), o_storage, o_shape, o_strides, o_offset,
+                                   a_storage, a_shape, a_strides, a_offset, dim)
+    assert_values(out, expected)
+
+
+@pytest.mark.exercise("2.4")
+@pytest.mark.parametrize("make, dim", [
+    (lambda t: t, 0),                                  # (5, 3*STRIP+7): outputs side by side, 4 strips
+    (lambda t: t.t(), 1),                              # transposed: the kept dim 0 is the packed one
+    (lambda t: t.t(), 0),                              # transposed, along its packed dim
+    (lambda t: t.reshape(5, 1, -1)[:, :, ::2], 0),     # a kept dim of stride 2
+    (lambda t: t.reshape(5, 7, -1).transpose(1, 2), 2),  # a middle dim of a 3-d view
+], ids=["dim0", "T-dim1", "T-dim0", "step2", "3d-middle"])
+@pytest.mark.parametrize("name", ["sum", "amax"])
+def test_cpu_reduce_over_any_dim_of_any_layout(make, dim, name):
+    """Whichever way the kernel walks the input, each output folds its whole row."""
+    base = _random((5, 7 * (3 * CPU_REDUCE_STRIP + 7)), torch.float64, 7) - 5.0
+    base[2, 11] = float("nan")  # amax propagates NaN like torch, on every path
+    t = make(base)
     expected = getattr(torch, name)(t, dim, keepdim=True)
     out = blank_like_contiguous(expected.shape, t.dtype)
     o_storage, o_shape, o_strides, o_offset = kernel_args(out)

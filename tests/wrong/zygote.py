@@ -89,13 +89,12 @@ def _kill_tree(pid: int) -> None:
 
 
 def serve(requests: list[dict], workers: int, limit_s: float) -> None:
-    todo = list(requests)
+    todo = list(enumerate(requests))
     running: dict[int, tuple[dict, Path, Path, float]] = {}
     with tempfile.TemporaryDirectory(prefix="minikernel-corpus-") as tmp:
         while todo or running:
             while todo and len(running) < workers:
-                request = todo.pop(0)
-                n = len(todo) + len(running)
+                n, request = todo.pop(0)
                 out, err = Path(tmp) / f"{n}.out", Path(tmp) / f"{n}.err"
                 sys.stdout.flush()
                 pid = os.fork()
