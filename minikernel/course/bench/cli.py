@@ -13,7 +13,7 @@ import torch
 
 from . import rows_kernels, rows_norm  # noqa: F401 - importing them registers their rows
 from .allreduce import main as allreduce_main
-from .timing import ROWS, format_table, report, run_row
+from .timing import ROWS, format_table, machine_yardsticks, report, run_row
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,9 +33,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.world or args.size:
         parser.error("--world and --size go with --allreduce")
     warmup, repeat = (1, 3) if args.quick else (3, 15)
-    header = f"torch {torch.__version__}, {torch.get_num_threads()} threads, warm-up {warmup}, median of {repeat}"
+    machine = machine_yardsticks(3 if args.quick else 7)
+    header = (f"torch {torch.__version__}, {machine['threads']} threads, warm-up {warmup}, median of {repeat}; "
+              f"this machine: copy {machine['copy_gb_per_s']:.1f} GB/s, "
+              f"torch.mm 1024 {machine['torch_mm_1024_gflop_per_s']:.1f} GFLOP/s")
     results = [run_row(r, warmup, repeat) for r in ROWS if args.match in r.name]
-    report(header, results, format_table, as_json=args.json)
+    report(header, results, format_table, as_json=args.json, machine=machine)
     return 0
 
 

@@ -25,40 +25,55 @@ def _contiguous():
 # ------------------------------------------------------------------ chapter 02
 # The reference kernels against torch on the same inputs, allocation included on
 # both sides (torch allocates its outputs too). A 4096x4096 float32 is 64 MiB.
+# ``bytes``: the least memory traffic of one call (read the input once, write the
+# output once), so GB/s compares with the header's copy bandwidth.
+MIB64 = 4096 * 4096 * 4
+
+
 def _ch02_matrix(n: int = 4096) -> torch.Tensor:
     return torch.randn(n, n, generator=torch.Generator().manual_seed(0))
 
 
-@row("ch02 map relu, contiguous 4096x4096 float32")
+@row("ch02 map relu, contiguous 4096x4096 float32", bytes=2 * MIB64)
 def _map_contiguous():
     t = _ch02_matrix()
     m = Tensor.from_torch(t)
     return (lambda: m.relu()), (lambda: t.relu())
 
 
-@row("ch02 map relu, transposed 4096x4096 float32")
+@row("ch02 map relu, transposed 4096x4096 float32", bytes=2 * MIB64)
 def _map_transposed():
     t = _ch02_matrix().t()  # the output follows the input's layout on both sides
     m = Tensor.from_torch(t)
     return (lambda: m.relu()), (lambda: t.relu())
 
 
-@row("ch02 zip add, 4096x4096 + 4096 (broadcast row)")
+@row("ch02 zip add, 4096x4096 + 4096 (broadcast row)", bytes=2 * MIB64 + 4096 * 4)
 def _zip_broadcast():
     t, v = _ch02_matrix(), torch.randn(4096)
     m, mv = Tensor.from_torch(t), Tensor.from_torch(v)
     return (lambda: m + mv), (lambda: t + v)
 
 
-@row("ch02 reduce sum(dim=1), 4096x4096 float32")
-def _reduce_rows():
-    t = _ch02_matrix()
-    m = Tensor.from_torch(t)
-    return (lambda: m.sum(1)), (lambda: t.sum(1))
+def _reduce_row(label: str, make, dim: int):
+    t = make()
+
+    @row(f"ch02 reduce sum(dim={dim}), {label} float32", bytes=(t.numel() + t.numel() // t.shape[dim]) * 4)
+    def _reduce():
+        m = Tensor.from_torch(t)
+        return (lambda: m.sum(dim)), (lambda: t.sum(dim))
+
+
+# Along the packed dim, across it, across it on a transposed view, and a middle dim.
+_reduce_row("4096x4096", _ch02_matrix, 1)
+_reduce_row("4096x4096", _ch02_matrix, 0)
+_reduce_row("transposed 4096x4096", lambda: _ch02_matrix().t(), 1)
+_reduce_row("64x1024x256 (middle dim)", lambda: torch.randn(64, 1024, 256, generator=torch.Generator().manual_seed(0)),
+            1)
 
 
 def _matmul_row(n: int):
-    @row(f"ch02 matmul {n}x{n} float32 (ratio 4.0x = 25% of torch.mm's GFLOP/s)")
+    @row(f"ch02 matmul {n}x{n} float32", flops=2 * n ** 3)
     def _matmul():
         a, b = _ch02_matrix(n), _ch02_matrix(n).t().contiguous()
         ma, mb = Tensor.from_torch(a), Tensor.from_torch(b)

@@ -10,6 +10,14 @@ Honest timing, in one process, on the same inputs:
 Each row times one operation through minikernel (your code, or the references
 with ``MINIKERNEL_SOLUTIONS=all``) and through PyTorch, and prints the ratio
 ``minikernel / torch`` (lower is better; 1.0 means as fast as PyTorch).
+
+A ratio alone hides how far from the machine's limits both sides are, so a row that
+declares its work (bytes it must read and write, or floating-point operations) also
+prints each side's rate: GB/s for memory-bound operations, GFLOP/s for matmul. The
+header names the machine's own yardsticks measured in the same run: a plain copy's
+bandwidth (``torch.clone`` of 64 MiB) and torch.mm's GFLOP/s at 1024x1024, and the
+thread count. Each time is a median; the spread beside it is the 25th-75th
+percentile range of the samples, as a percentage of the median.
 """
 from __future__ import annotations
 
@@ -21,6 +29,8 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Callable
 
+import torch
+
 from ..exercise import stub_exercise_id
 
 Thunk = Callable[[], object]
@@ -28,11 +38,16 @@ Thunk = Callable[[], object]
 
 @dataclass
 class Row:
-    """One benchmark: ``setup()`` builds the inputs and returns (minikernel_call, torch_call)."""
+    """One benchmark: ``setup()`` builds the inputs and returns (minikernel_call, torch_call).
+
+    ``bytes``: what one call must read and write at least (for GB/s); ``flops``: its
+    floating-point operations (for GFLOP/s). Give one, or neither."""
 
     name: str
     setup: Callable[[], tuple[Thunk, Thunk]]
     sync: Callable[[], None] | None = None
+    bytes: int | None = None
+    flops: int | None = None
 
 
 @dataclass
@@ -42,21 +57,48 @@ class Result:
     torch_ms: float | None
     ratio: float | None
     note: str = ""
+    unit: str = ""  #: "GB/s", "GFLOP/s" or "" (the row declared no work)
+    minikernel_rate: float | None = None
+    torch_rate: float | None = None
+    minikernel_spread_pct: float | None = None  #: interquartile range / median
+    torch_spread_pct: float | None = None
 
 
 ROWS: list[Row] = []
 
 
-def row(name: str, sync: Callable[[], None] | None = None):
-    """Register a benchmark row: decorate a setup function returning (minikernel_call, torch_call)."""
+def row(name: str, sync: Callable[[], None] | None = None, *, bytes: int | None = None, flops: int | None = None):
+    """Register a benchmark row: decorate a setup function returning (minikernel_call, torch_call).
+
+    Example::
+
+        @row("ch02 map relu, contiguous 4096x4096 float32", bytes=2 * 4096 * 4096 * 4)
+        def _map():
+            t = torch.randn(4096, 4096)
+            m = Tensor.from_torch(t)
+            return (lambda: m.relu()), (lambda: t.relu())
+    """
     def register(setup):
-        ROWS.append(Row(name, setup, sync))
+        ROWS.append(Row(name, setup, sync, bytes, flops))
         return setup
     return register
 
 
 def median_ms(fn: Thunk, warmup: int = 3, repeat: int = 15, sync: Callable[[], None] | None = None) -> float:
-    """Median wall time of one ``fn()`` in milliseconds, after ``warmup`` untimed calls.
+    """Median wall time of one ``fn()`` in milliseconds, after ``warmup`` untimed calls."""
+    return statistics.median(samples_ms(fn, warmup, repeat, sync))
+
+
+def spread_pct(samples: list[float]) -> float:
+    """The samples' interquartile range as a percentage of their median."""
+    if len(samples) < 2:
+        return 0.0
+    q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    return 100.0 * (q3 - q1) / statistics.median(samples)
+
+
+def samples_ms(fn: Thunk, warmup: int = 3, repeat: int = 15, sync: Callable[[], None] | None = None) -> list[float]:
+    """``repeat`` wall times of one ``fn()`` in milliseconds, after ``warmup`` untimed calls.
 
     Calls shorter than a millisecond are timed in batches (the batch time divided
     by its size), so the timer's own resolution and overhead do not dominate.
@@ -74,35 +116,68 @@ def median_ms(fn: Thunk, warmup: int = 3, repeat: int = 15, sync: Callable[[], N
     if sync:
         sync()
     number = max(1, min(10_000, int(1e6 / max(timed(1), 1.0))))  # about 1 ms per sample
-    return statistics.median(timed(number) for _ in range(repeat)) / 1e6
+    return [timed(number) / 1e6 for _ in range(repeat)]
+
+
+def _rate(r: Row, ms: float | None) -> float | None:
+    """GB/s or GFLOP/s of one call taking ``ms`` (None without declared work)."""
+    work = r.bytes if r.bytes is not None else r.flops
+    return None if work is None or not ms else work / (ms * 1e-3) / 1e9
 
 
 def run_row(r: Row, warmup: int, repeat: int) -> Result:
     mine, theirs = r.setup()
-    torch_ms = median_ms(theirs, warmup, repeat, r.sync)
+    unit = "GB/s" if r.bytes is not None else "GFLOP/s" if r.flops is not None else ""
+    torch_samples = samples_ms(theirs, warmup, repeat, r.sync)
+    torch_ms = statistics.median(torch_samples)
+    base = dict(unit=unit, torch_rate=_rate(r, torch_ms), torch_spread_pct=spread_pct(torch_samples))
     try:
-        mine_ms = median_ms(mine, warmup, repeat, r.sync)
+        mine_samples = samples_ms(mine, warmup, repeat, r.sync)
     except NotImplementedError as err:
         todo = stub_exercise_id(err)
         return Result(r.name, None, torch_ms, None,
-                      f"exercise {todo} not implemented (MINIKERNEL_SOLUTIONS={todo} times the reference)")
-    return Result(r.name, mine_ms, torch_ms, mine_ms / torch_ms if torch_ms else None)
+                      f"exercise {todo} not implemented (MINIKERNEL_SOLUTIONS={todo} times the reference)", **base)
+    mine_ms = statistics.median(mine_samples)
+    return Result(r.name, mine_ms, torch_ms, mine_ms / torch_ms if torch_ms else None,
+                  minikernel_rate=_rate(r, mine_ms), minikernel_spread_pct=spread_pct(mine_samples), **base)
+
+
+def _time(ms: float | None, spread: float | None) -> str:
+    return f"{'-':>16}" if ms is None else f"{ms:9.3f} ±{spread or 0:3.0f}%"
+
+
+def _rate_text(rate: float | None, unit: str) -> str:
+    return f"{rate:7.1f} {unit}" if rate is not None else ""
 
 
 def format_table(results: list[Result]) -> str:
     width = max(len(r.name) for r in results)
-    lines = [f"{'benchmark':<{width}}  {'minikernel ms':>13}  {'torch ms':>9}  {'ratio':>8}"]
+    lines = [f"{'benchmark':<{width}}  {'minikernel ms':>16}  {'torch ms':>16}  {'ratio':>7}  "
+             f"{'minikernel':>15}  {'torch':>15}"]
     for r in results:
-        mine = f"{r.minikernel_ms:13.4f}" if r.minikernel_ms is not None else f"{'-':>13}"
-        ratio = f"{r.ratio:7.1f}x" if r.ratio is not None else f"{'-':>8}"
-        lines.append(f"{r.name:<{width}}  {mine}  {r.torch_ms:9.4f}  {ratio}  {r.note}".rstrip())
+        ratio = f"{r.ratio:6.2f}x" if r.ratio is not None else f"{'-':>7}"
+        rates = f"{_rate_text(r.minikernel_rate, r.unit):>15}  {_rate_text(r.torch_rate, r.unit):>15}"
+        lines.append(f"{r.name:<{width}}  {_time(r.minikernel_ms, r.minikernel_spread_pct)}  "
+                     f"{_time(r.torch_ms, r.torch_spread_pct)}  {ratio}  {rates}  {r.note}".rstrip())
+    lines.append("ms: median of the samples, ±: their interquartile range; rates: work / median time")
     return "\n".join(lines)
 
 
-def report(header: str, rows: list, table: Callable[[list], str], as_json: bool = False) -> None:
+def machine_yardsticks(repeat: int = 7) -> dict:
+    """What this machine does at its best, measured now: copy bandwidth and torch.mm's rate."""
+    big = torch.empty(16 * 1024 * 1024)  # 64 MiB of float32
+    copy_ms = median_ms(lambda: big.clone(), 1, repeat)
+    a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
+    mm_ms = median_ms(lambda: torch.mm(a, b), 1, repeat)
+    return {"threads": torch.get_num_threads(), "copy_gb_per_s": 2 * big.numel() * 4 / (copy_ms * 1e-3) / 1e9,
+            "torch_mm_1024_gflop_per_s": 2 * 1024 ** 3 / (mm_ms * 1e-3) / 1e9}
+
+
+def report(header: str, rows: list, table: Callable[[list], str], as_json: bool = False,
+           machine: dict | None = None) -> None:
     """Print a benchmark's set-up line and rows: as ``table(rows)`` text, or as JSON."""
     if as_json:
-        print(json.dumps({"setup": header, "rows": [asdict(r) for r in rows]}, indent=2))
+        print(json.dumps({"setup": header, "machine": machine or {}, "rows": [asdict(r) for r in rows]}, indent=2))
     else:
         print(header)
         print(table(rows))
