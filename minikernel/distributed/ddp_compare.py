@@ -12,11 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-import torch._dynamo  # noqa: F401 - torch's DDP imports it when it wraps: once here, not in every forked rank
 import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as TorchDDP
 
+from . import ddp as _ddp  # noqa: F401 - imports torch._dynamo once, before the ranks fork
 from .mini_ddp import DistributedDataParallel
 
 
