@@ -54,8 +54,8 @@ def logging_hook(state, bucket):  # no annotations: DDP checks that any there ar
     return fut.then(lambda f: f.value()[0])
 
 
-def train(which: str, plan: list[dict], bucket_cap_mb: float | None = 0.0005, seed: int = 0,
-          allreduce: Callable | None = None) -> dict[str, Any]:
+def train(which: str, plan: list[dict], bucket_cap_mb: float | None = 0.0005, allreduce: Callable | None = None,
+          seed: int = 0) -> dict[str, Any]:
     """In a rank: train ``TwoBranches`` wrapped in torch's DDP (``which="torch"``) or mini_ddp.
 
     ``plan`` holds one dict per backward: ``swap`` (branch order), ``no_sync`` (forward

@@ -34,10 +34,11 @@ def _assert_same(want, got):
                                       f"torch's DDP:\n  torch: {w['log']}\n  yours: {g['log']}")
         for k, (gw, gg) in enumerate(zip(w["grads"], g["grads"])):
             for i, (a, b) in enumerate(zip(gw, gg)):
-                torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6,
-                                           msg=lambda m: f"rank {rank}, backward {k}, parameter {i}.grad: {m}")
+                where = f"rank {rank}, backward {k}, parameter {i}.grad"
+                torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6, msg=lambda m, where=where: f"{where}: {m}")
         for i, (a, b) in enumerate(zip(w["params"], g["params"])):
-            torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6, msg=lambda m: f"rank {rank}, parameter {i}: {m}")
+            where = f"rank {rank}, parameter {i} after the steps"
+            torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6, msg=lambda m, where=where: f"{where}: {m}")
 
 
 @pytest.mark.exercise("7.6")
