@@ -725,7 +725,27 @@ for limits, order in (([16, 24], None), ([16, 24], [5, 4, 3, 2, 1, 0])):
 # * `finalize_backward(reducer)` — wait for every bucket's allreduce, copy each slot
 #   back into its `.grad`, and disarm the reducer.
 #
-# The same plan as torch's above, with `dist.all_reduce` carrying the buckets:
+# First in this process alone, with buckets given by hand (no 7.5 needed) and an
+# "allreduce" for a world of one, which has nothing to add. The hooks fire
+# in ready order, bucket 0 (the head) is launched as soon as its two gradients are in,
+# and the gradients end equal to plain autograd's (the mean over one rank):
+
+# %%
+torch.manual_seed(0)
+net = ddp_compare.TwoBranches()
+reference = copy.deepcopy(net)
+reducer = D.Reducer(list(net.parameters()), [[5, 4], [3, 2, 1, 0]], allreduce=lambda bucket: None, world_size=1)
+x = torch.randn(4, 8)
+reducer.prepare_for_backward()  # what DDP's forward does
+net(x).pow(2).mean().backward()
+reference(x).pow(2).mean().backward()
+print("\n".join(reducer.events))
+print("grads equal to plain autograd's:", all(torch.equal(p.grad, q.grad) for p, q in zip(net.parameters(),
+                                                                                      reference.parameters())),
+      "| armed after the backward:", reducer.expect_autograd_hooks)
+
+# %% [markdown]
+# In real ranks: the same plan as torch's above, with `dist.all_reduce` carrying the buckets:
 
 # %%
 mini_runs = run_ranks(ddp_compare.train, 2, "mini", plan, 0.0002, dist.all_reduce, timeout=20)
