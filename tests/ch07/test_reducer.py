@@ -5,7 +5,9 @@ comm hook records which bucket it reduces, holding which parameters, in which
 order) and ``minikernel.distributed.mini_ddp`` train copies of one model on the same
 slices. The bucket log must be the same, the gradients after every backward and the
 parameters after the steps allclose. These tests pass ``dist.all_reduce`` as the
-allreduce, so they need 7.5 but not 7.3; the last one uses your ring.
+allreduce, so they need 7.5 but not 7.3; one uses your ring. The in-process tests at
+the end build the reducer on buckets given by hand (no 7.5), with plain autograd as the
+oracle: one process stands in for two ranks holding equal gradients.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import torch.distributed as dist
 from minikernel.distributed import ring_allreduce, run_ranks
 from minikernel.distributed.ddp_compare import TwoBranches, train
 from minikernel.distributed.mini_ddp import DistributedDataParallel
+from minikernel.distributed.reducer import Reducer
 
 CAP_MB = 0.0002  # 209 bytes: TwoBranches' six parameters make two buckets once rebuilt
 
@@ -108,3 +111,45 @@ def test_on_your_ring_allreduce():
     want = run_ranks(train, 3, "torch", [{}, {}, {}], CAP_MB, timeout=20, deadline=90)
     got = run_ranks(_ring_train, 3, timeout=20, deadline=90)
     _assert_same(want, got)
+
+
+def _in_process(bucket_indices, swap=False):
+    """One process standing in for 2 ranks with the same data: the "allreduce" doubles each bucket
+    (the other rank's equal gradients added), so the mean must equal plain autograd's gradient."""
+    torch.manual_seed(0)
+    net, launched = TwoBranches(), []
+    reference = TwoBranches()
+    reference.load_state_dict(net.state_dict())
+
+    def allreduce(bucket):
+        launched.append(bucket.numel())
+        bucket.mul_(2)
+
+    reducer = Reducer(list(net.parameters()), bucket_indices, allreduce, world_size=2)
+    x = torch.randn(5, 8)
+    for _ in range(2):
+        reducer.prepare_for_backward()
+        net(x, swap=swap).pow(2).mean().backward()
+    reference(x, swap=swap).pow(2).mean().backward()
+    reference(x, swap=swap).pow(2).mean().backward()
+    return net, reference, reducer
+
+
+@pytest.mark.exercise("7.6")
+@pytest.mark.parametrize("buckets", [[[5, 4, 3, 2, 1, 0]], [[5, 4, 3, 2], [1, 0]], [[5], [4], [3, 2, 1, 0]]])
+def test_in_one_process_the_mean_of_equal_gradients_is_autograds(buckets):
+    net, reference, reducer = _in_process(buckets)
+    for i, (p, q) in enumerate(zip(net.parameters(), reference.parameters())):
+        torch.testing.assert_close(p.grad, q.grad, msg=lambda m, i=i: f"parameter {i}.grad: {m}")
+    assert not reducer.expect_autograd_hooks, "finalize_backward must disarm the reducer"
+
+
+@pytest.mark.exercise("7.6")
+def test_in_one_process_buckets_launch_in_order_even_when_a_later_one_fills_first():
+    # swap=True: branch a's gradients (parameters 1, 0) are ready before b's (3, 2)
+    _, _, reducer = _in_process([[5, 4, 3, 2], [1, 0]], swap=True)
+    ready = [e for e in reducer.events if e.endswith("ready")]
+    assert ready.index("grad 0 ready") < ready.index("grad 2 ready"), "the swapped forward changes the ready order"
+    launches = [e for e in reducer.events if e.startswith("allreduce")]
+    assert launches == ["allreduce bucket 0 [5, 4, 3, 2]", "allreduce bucket 1 [1, 0]"], reducer.events
+    assert reducer.events.index(launches[0]) > reducer.events.index("grad 2 ready"), reducer.events
