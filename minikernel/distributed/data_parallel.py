@@ -169,8 +169,13 @@ class DataParallel(nn.Module):
         pieces = scatter(inputs, self.devices, self.dim)
         replicas = replicate(self.module, len(pieces))
         outputs = parallel_apply(replicas, pieces)
-        self.trace = [f"scatter: {len(pieces)} pieces of {[tuple(p[0].shape) for p in pieces]}",
+        self.trace = [f"scatter: {len(pieces)} pieces of {[_shape(p[0]) for p in pieces]}",
                       f"replicate: {len(replicas)} replicas",
-                      f"parallel_apply: {len(outputs)} outputs of {[tuple(o.shape) for o in outputs]}",
+                      f"parallel_apply: {len(outputs)} outputs of {[_shape(o) for o in outputs]}",
                       "gather: torch.cat along dim"]
         return gather(outputs, self.dim)
+
+
+def _shape(x: Any) -> Any:
+    """A tensor's shape as a tuple, for the trace; anything else by its type name."""
+    return tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
