@@ -111,7 +111,7 @@ class Reducer:
         self.expect_autograd_hooks = False
         self.iteration = -1
         self.next_bucket = 0
-        self.ready_order: list[int] = []   #: gradient-ready order of the first synchronised backward
+        self.ready_order: list[int] = []   #: gradient-ready order of the last backward before the rebuild
         self.has_rebuilt_buckets = False
         self.log: list[tuple[int, int, list[int]]] = []  #: (iteration, bucket, params) per allreduce
         self.events: list[str] = []        #: hooks and launches of the current backward, in order
@@ -156,6 +156,8 @@ class Reducer:
                 "find_unused_parameters=True for models that cannot).")
         self.iteration += 1
         self.next_bucket, self.events, self.ready = 0, [], set()
+        if not self.has_rebuilt_buckets:
+            self.ready_order = []  # the rebuild uses the order of the last synchronised backward
         for bucket in self.buckets:
             bucket.pending, bucket.work = len(bucket.params), None
         self.expect_autograd_hooks = True
