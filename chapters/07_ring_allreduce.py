@@ -23,10 +23,13 @@
 # This chapter first simulates the ring in one process with the numbers of the
 # original notes, then runs it for real: several processes talking over
 # `torch.distributed` (gloo backend, TCP), checked against `dist.all_reduce`. Then a
-# cost model says why the ring wins, and three things built on allreduce —
-# SyncBatchNorm, DistributedDataParallel and `torchrun` — are run and checked.
+# cost model says why the ring wins, and what is built on allreduce is run and
+# checked: SyncBatchNorm; DataParallel's four steps and DistributedDataParallel's
+# reducer (buckets filled by autograd hooks, allreduces launched while backward goes
+# on, `no_sync`), which you rebuild on your ring; the rest of a DDP job (sampler,
+# checkpoints, a model cut across processes); `torchrun` and the stores under it.
 #
-# You write four pieces in `minikernel/distributed/`:
+# You write six pieces in `minikernel/distributed/`:
 #
 # | exercise | function | file |
 # |---|---|---|
@@ -34,6 +37,8 @@
 # | 7.2 | `allgather_step` — one step of the second phase | `simulate.py` |
 # | 7.3 | `ring_allreduce_chunks` — the ring in one real process, over `Ring.exchange` | `ring.py` |
 # | 7.4 | `ring_cost`, `naive_cost`, `fit_alpha_beta` — the alpha-beta cost model | `cost.py` |
+# | 7.5 | `compute_bucket_assignment_by_size` — DDP's gradient buckets | `bucketing.py` |
+# | 7.6 | `mark_ready`, `finalize_backward` — DDP's reducer: the hook, in-order allreduces, the mean | `reducer.py` |
 #
 # **How each exercise goes.** PyTorch's behaviour first, then your function on the
 # same input, then a check. Until you write a function, the cells that need it show
@@ -54,6 +59,8 @@
 # `python -m minikernel grade '7.*'`.
 
 # %%
+import copy
+
 import torch
 import torch.distributed as dist
 from torch.distributed import ReduceOp
@@ -490,22 +497,132 @@ per_rank = run_ranks(sync_bn_rank, 2, full, D.ring_allreduce)
 print("through ring_allreduce:", torch.allclose(torch.cat([y for y, _, _ in per_rank]), out))
 
 # %% [markdown]
-# ## 6. DistributedDataParallel: the same parameters as one process
+# ## 6. DataParallel: one process, the model copied on every forward
 #
-# `torch.nn.DataParallel` is one process with one thread per GPU, on one machine: it
-# splits each batch along `dim=0` across the GPUs and gathers the outputs on the
-# first. Wrapping is one line; on a machine without GPUs it has no devices and
-# simply calls the module:
+# `torch.nn.DataParallel` is one process with one thread per GPU, on one machine. On
+# *every* call `dp(x)` it does four things:
+#
+# 1. **replicate** — copy the module onto each GPU (parameters and buffers broadcast
+#    from the first one);
+# 2. **scatter** — cut the batch along `dim=0` with `torch.chunk`, one piece per GPU;
+# 3. **parallel_apply** — run replica `i` on piece `i`, one Python thread each;
+# 4. **gather** — concatenate the outputs on `output_device` (the first GPU).
+#
+# The functions are public in `torch.nn.parallel`, but they need CUDA devices. On CPU
+# tensors each one refuses, and `DataParallel` on a machine without GPUs skips all
+# four and just calls the module:
 
 # %%
+import torch.nn.parallel as P
+
+from minikernel.distributed import data_parallel as mkdp
 from minikernel.distributed.ddp import ToyModel
 
+for name, call in [("replicate", lambda: P.replicate(ToyModel(), [0, 1])),
+                   ("scatter", lambda: P.scatter(torch.randn(30, 10), [0, 1, 2])),
+                   ("gather", lambda: P.gather([torch.ones(2), torch.ones(2)], 0))]:
+    try:
+        call()
+    except Exception as err:  # noqa: BLE001 - each one fails in its own way
+        print(f"torch.nn.parallel.{name} on CPU tensors -> {type(err).__name__}: {err}")
 dp = torch.nn.DataParallel(ToyModel())
-print("device_ids:", dp.device_ids, "| output shape for a batch of 30:", tuple(dp(torch.randn(30, 10)).shape))
+print("torch.nn.DataParallel here: device_ids", dp.device_ids, "| batch of 30 ->", tuple(dp(torch.randn(30, 10)).shape))
 
 # %% [markdown]
+# `minikernel.distributed.data_parallel` has the same four steps for CPU tensors,
+# following torch's code: `replicate` copies every submodule with torch's own
+# `_replicate_for_data_parallel` and sets each parameter as a *differentiable copy*
+# (a plain tensor with a `grad_fn`, no longer a leaf and no longer in `parameters()`),
+# so backward sums every replica's gradient into the original parameter. Step by step,
+# the notes' example — a batch of 30 on 3 devices is 3 × 10:
+
+# %%
+torch.manual_seed(0)
+model = ToyModel()
+x = torch.randn(30, 10)
+pieces = mkdp.scatter(x, 3)
+print("scatter:", [tuple(p.shape) for p in pieces], "| 5 rows on 4 devices:",
+      [p.tolist() for p in mkdp.scatter(torch.arange(5), 4)], "(torch.chunk: only 3 pieces, so 3 replicas)")
+replicas = mkdp.replicate(model, 3)
+w = replicas[1].net1.weight
+print("replica weight: leaf", w.is_leaf, "| grad_fn", type(w.grad_fn).__name__, "| replica.parameters():",
+      list(replicas[1].parameters()), "| equal to the original:", torch.equal(w, model.net1.weight))
+outputs = mkdp.parallel_apply(replicas, pieces)
+print("parallel_apply:", [tuple(o.shape) for o in outputs])
+out = mkdp.gather(outputs)
+print("gather:", tuple(out.shape), "| equal to model(x):", torch.allclose(out, model(x)))
+
+# %% [markdown]
+# Backward through the gathered output reaches the original parameters: the gradient
+# is the one of the whole batch, as if one device had done it all.
+
+# %%
+model.zero_grad()
+torch.nn.functional.mse_loss(out, torch.zeros(30, 5)).backward()
+dp_grad = model.net1.weight.grad.clone()
+model.zero_grad()
+torch.nn.functional.mse_loss(model(x), torch.zeros(30, 5)).backward()
+print("grad through 3 replicas equals grad of the whole batch:", torch.allclose(dp_grad, model.net1.weight.grad))
+
+# %% [markdown]
+# `mkdp.DataParallel(module, devices=3)` does the four steps on every forward. The model
+# it wraps is `dp.module`: to reach a layer, write `dp.module.net1`; and every key of
+# its `state_dict()` starts with `module.` — the same as torch's wrapper. A checkpoint
+# saved from the wrapper does not load into a bare model until the prefix goes:
+
+# %%
+dp = mkdp.DataParallel(ToyModel(), devices=3)
+_ = dp(torch.randn(30, 10))
+print("\n".join(dp.trace))
+print("torch's keys:", list(torch.nn.DataParallel(ToyModel()).state_dict())[:2], "| minikernel's:",
+      list(dp.state_dict())[:2])
+bare = ToyModel()
+print(bare.load_state_dict(dp.state_dict(), strict=False))
+state = dp.state_dict()
+torch.nn.modules.utils.consume_prefix_in_state_dict_if_present(state, "module.")
+print("after consume_prefix_in_state_dict_if_present:", bare.load_state_dict(state))
+
+# %% [markdown]
+# **BatchNorm under DataParallel.** Each replica normalises with the mean and
+# variance of its own `B / n` rows, not of the batch. And the running statistics:
+# torch's broadcast hands the first GPU the original buffers themselves, the other
+# GPUs copies — so `running_mean` is updated from the first piece only. The same here:
+
+# %%
+torch.manual_seed(0)
+bn_model = torch.nn.Sequential(torch.nn.Linear(10, 4), torch.nn.BatchNorm1d(4))
+reference = copy.deepcopy(bn_model)
+x = torch.randn(12, 10)
+y = mkdp.DataParallel(bn_model, devices=3)(x)
+first = reference[0](x[:4])
+per_piece = torch.cat([torch.nn.functional.batch_norm(reference[0](p), None, None, reference[1].weight,
+                                                      reference[1].bias, training=True) for p in x.chunk(3)])
+whole = reference(x)
+print("output = BatchNorm of each 4-row piece:", torch.allclose(y, per_piece, atol=1e-6),
+      "| = BatchNorm of the 12 rows:", torch.allclose(y, whole, atol=1e-6))
+fresh = torch.nn.BatchNorm1d(4)  # running stats 0 and 1, like bn_model's before its one forward
+_ = fresh(first)
+print("running_mean = the first piece's update alone:", torch.allclose(bn_model[1].running_mean, fresh.running_mean))
+
+# %% [markdown]
+# So every iteration, DataParallel copies the model out, pushes the pieces, and
+# gathers the outputs into one device, all from one Python process whose threads take
+# turns on the GIL. What the docs say about its requirements comes from these steps
+# (torch's `DataParallel.forward`, printed from the installed source):
+
+# %%
+import inspect
+
+lines = inspect.getsource(torch.nn.DataParallel.forward).splitlines()
+check = next(i for i, line in enumerate(lines) if "self.module.parameters(), self.module.buffers()" in line)
+print("\n".join(line[8:] for line in lines[check:check + 7] if "pyrefly" not in line))
+
+# %% [markdown]
+# ## 7. DistributedDataParallel: the same parameters as one process
+#
 # `DistributedDataParallel` (DDP) is one process per model replica, on one machine or
-# many, and PyTorch recommends it even on one machine. Each DDP rank computes the
+# many, and PyTorch recommends it even on one machine: the model is copied once, at
+# wrap time, and each iteration moves only gradients. Each DDP rank computes the
 # gradient of its slice of the batch; during `backward()` DDP allreduces the
 # gradients (in buckets, overlapped with the backward pass) and divides by the world
 # size. With equal slices and a mean loss, every rank then steps with the gradient
@@ -513,13 +630,14 @@ print("device_ids:", dp.device_ids, "| output shape for a batch of 30:", tuple(d
 #
 # The notes (from PyTorch's DDP tutorial) say to seed every process the same so all
 # replicas start equal. Current DDP broadcasts rank 0's parameters when it wraps the
-# model, so here rank 1 deliberately builds its model from another seed. Train the
-# tutorial's toy model for 5 SGD steps in 2 ranks, and in this process on the whole
-# batch:
+# model (a `dist.broadcast` per tensor), so here rank 1 deliberately builds its model
+# from another seed. Train the tutorial's toy model for 5 SGD steps in 2 ranks, and in
+# this process on the whole batch:
 
 # %%
 from minikernel.distributed.ddp import train_ddp_rank, train_single
 
+print(run_ranks(ex.broadcast_and_backends, 2)[1])
 ddp = run_ranks(train_ddp_rank, 2, 5, timeout=20)
 single = train_single(5)
 for rank, result in enumerate(ddp):
@@ -528,7 +646,258 @@ for rank, result in enumerate(ddp):
           f"{result['same_after_wrap']}; after 5 steps equal to single-process training: {same}")
 
 # %% [markdown]
-# ## 7. torchrun: the same code on one machine or many
+# ### Inside DDP: buckets and hooks
+#
+# DDP does not wait for the whole backward pass. It hands the parameters to a
+# **reducer**, which cuts them into **buckets** (25 MiB by default) and hangs a hook on
+# every parameter that fires once its `.grad` has been accumulated. A bucket whose
+# gradients are all in is allreduced at once, while autograd goes on computing the
+# gradients of the layers below: communication overlaps computation. One allreduce per
+# parameter would pay the latency `alpha` of section 4 per tensor; one allreduce of
+# everything could only start at the end.
+#
+# Which parameters share a bucket? A comm hook (`ddp.register_comm_hook`) sees every
+# bucket torch reduces; `ddp_compare.train` records (iteration, bucket, parameter
+# indices) with one, for a model of two branches and a head (parameters 0–1 branch
+# `a`, 2–3 branch `b`, 4–5 the head) and `bucket_cap_mb=0.0002` (209 bytes):
+
+# %%
+from minikernel.distributed import ddp_compare
+
+plan = [{}, {}, {"swap": True}, {}]
+torch_runs = run_ranks(ddp_compare.train, 2, "torch", plan, 0.0002, timeout=20)
+for entry in torch_runs[0]["log"]:
+    print("iteration %d: bucket %d holds parameters %s" % entry)
+
+# %% [markdown]
+# What that shows, in PyTorch 2.13:
+#
+# * **iteration 0:** one bucket with every parameter, in `parameters()` order, reduced
+#   when backward is over. Definition order need not be the order of use, so DDP does
+#   not bucket before it has seen a backward pass;
+# * **from iteration 1:** the buckets are **rebuilt** once, in the order the gradients
+#   became ready in that first backward: the head's first (`5, 4`), then `b` (created
+#   after `a` in the forward, so its backward runs first), then `a`. For a plain stack
+#   of layers that is the reverse of the definition order. The first rebuilt bucket is
+#   capped at 1 MiB by default, so the first allreduce starts early;
+# * **iteration 2** runs branch `b` before `a`, so `a`'s gradients (bucket 1) are ready
+#   first. Bucket 1 still goes after bucket 0: every rank must issue its collectives in
+#   the same order, so the reducer launches buckets strictly in order.
+#
+# The sizes come from `torch.distributed._compute_bucket_assignment_by_size`, which
+# DDP calls at wrap time and again for the rebuild.
+#
+# ## Exercise 7.5 — compute_bucket_assignment_by_size
+#
+# Write `compute_bucket_assignment_by_size(tensors, bucket_size_limits, tensor_indices=None)`
+# in `minikernel/distributed/bucketing.py`. Walk the tensors in order; one bucket is
+# open per dtype (a bucket is one flat tensor); add each tensor's bytes to its
+# bucket, and when the size *reaches* the current limit, close the bucket (with that
+# tensor in it) and move that dtype on to the next limit (the last one repeats). At
+# the end close what is open. Without `tensor_indices` (the wrap-time call), sort the
+# buckets by their smallest index; with them (the rebuild: tensors in ready order,
+# known by their parameter indices), keep the closing order. Torch's answer and yours:
+
+# %%
+sizes = [torch.zeros(n) for n in (3, 5, 4, 1, 6)]
+sizes.insert(2, torch.zeros(2, dtype=torch.float64))
+for limits, order in (([16, 24], None), ([16, 24], [5, 4, 3, 2, 1, 0])):
+    tensors = sizes if order is None else [sizes[i] for i in order]
+    want = dist._compute_bucket_assignment_by_size(tensors, limits, [False] * 6, order or [])
+    print(f"limits {limits}, tensor_indices {order}:\n  torch: {want}")
+    print("  yours:", D.compute_bucket_assignment_by_size(tensors, limits, order))
+
+# %% [markdown]
+# ## Exercise 7.6 — mark_ready and finalize_backward
+#
+# `minikernel.distributed.mini_ddp.DistributedDataParallel` is a small DDP: it
+# broadcasts rank 0's parameters at wrap time, buckets them with your 7.5 (one bucket
+# first, rebuilt in ready order after the first backward), and hangs
+# `register_post_accumulate_grad_hook` on every parameter. The bookkeeping is in
+# `Reducer` (`minikernel/distributed/reducer.py`); the two functions the hooks run are
+# yours:
+#
+# * `mark_ready(reducer, index)` — parameter `index` has its gradient: unless the
+#   reducer is not armed (`expect_autograd_hooks`, see `no_sync` below), copy
+#   `grad / world_size` into its slot of its bucket, count the bucket down, launch every
+#   complete bucket whose turn it is (`reducer.launch`, in order), and after the last
+#   one call `finalize_backward`;
+# * `finalize_backward(reducer)` — wait for every bucket's allreduce, copy each slot
+#   back into its `.grad`, and disarm the reducer.
+#
+# First in this process alone, with buckets given by hand (no 7.5 needed) and an
+# "allreduce" for a world of one, which has nothing to add. The hooks fire
+# in ready order, bucket 0 (the head) is launched as soon as its two gradients are in,
+# and the gradients end equal to plain autograd's (the mean over one rank):
+
+# %%
+torch.manual_seed(0)
+net = ddp_compare.TwoBranches()
+reference = copy.deepcopy(net)
+reducer = D.Reducer(list(net.parameters()), [[5, 4], [3, 2, 1, 0]], allreduce=lambda bucket: None, world_size=1)
+x = torch.randn(4, 8)
+reducer.prepare_for_backward()  # what DDP's forward does
+net(x).pow(2).mean().backward()
+reference(x).pow(2).mean().backward()
+print("\n".join(reducer.events))
+print("grads equal to plain autograd's:", all(torch.equal(p.grad, q.grad) for p, q in zip(net.parameters(),
+                                                                                      reference.parameters())),
+      "| armed after the backward:", reducer.expect_autograd_hooks)
+
+# %% [markdown]
+# In real ranks: the same plan as torch's above, with `dist.all_reduce` carrying the buckets:
+
+# %%
+mini_runs = run_ranks(ddp_compare.train, 2, "mini", plan, 0.0002, dist.all_reduce, timeout=20)
+print("bucket log equal to torch's:", mini_runs[0]["log"] == torch_runs[0]["log"])
+for rank, (t, m) in enumerate(zip(torch_runs, mini_runs)):
+    grads = all(torch.allclose(a, b, atol=1e-6) for ga, gb in zip(t["grads"], m["grads"]) for a, b in zip(ga, gb))
+    params = all(torch.allclose(a, b, atol=1e-6) for a, b in zip(t["params"], m["params"]))
+    print(f"rank {rank}: gradients after every backward equal: {grads}; parameters after the steps equal: {params}")
+
+# %% [markdown]
+# The default allreduce of the small DDP is **your ring** (7.3). One backward pass,
+# as the reducer saw it — the hooks fire in ready order, and each bucket's allreduce is
+# launched between them, while the rest of the backward is still to come:
+
+# %%
+for rank, events in enumerate(run_ranks(ex.mini_ddp_events, 2, timeout=20)):
+    if rank == 0:
+        print("\n".join(events))
+
+# %% [markdown]
+# **Gradient accumulation with `no_sync`.** To accumulate several micro-batches before
+# a step, synchronising each backward would waste the allreduces. Inside
+# `with ddp.no_sync():` a forward does not arm the reducer, so its backward leaves the
+# local gradients in `.grad`, where they add up; the first synchronised backward after
+# it averages the accumulated sums. The forward decides, so it must be inside the
+# `with`. Torch and the small DDP, two micro-batches under `no_sync`, then one synchronised:
+
+# %%
+no_sync = {"no_sync": True, "step": False}
+plan = [{}, no_sync, no_sync, {}]
+torch_runs = run_ranks(ddp_compare.train, 2, "torch", plan, 0.0002, timeout=20)
+mini_runs = run_ranks(ddp_compare.train, 2, "mini", plan, 0.0002, dist.all_reduce, timeout=20)
+for k, what in enumerate(("synchronised", "no_sync", "no_sync", "synchronised")):
+    local = [r["grads"][k][5] for r in torch_runs]
+    print(f"backward {k} ({what}): head.bias.grad on the ranks equal: {torch.allclose(*local)}; small DDP = torch: "
+          f"{all(torch.allclose(t['grads'][k][5], m['grads'][k][5], atol=1e-6) for t, m in zip(torch_runs, mini_runs))}")
+
+# %% [markdown]
+# What the notes' sources add about DDP, checked on 2.13:
+#
+# * **Mixed precision.** The DP/DDP guide in the notes uses NVIDIA Apex (`amp.initialize`
+#   opt levels, `apex.parallel.DistributedDataParallel(delay_allreduce=True)`,
+#   `convert_syncbn_model`) and says it needs a Volta GPU. Apex's amp is deprecated in
+#   favour of `torch.amp` (chapter 06), which works with DDP as is — on the CPU too,
+#   in bfloat16; DDP's reducer already delays the allreduce to the end of each bucket;
+#   and `torch.nn.SyncBatchNorm.convert_sync_batchnorm` replaces `convert_syncbn_model`
+#   (and the notes' `convertBNtoSyncBN`, which is not valid Python):
+
+# %%
+print(run_ranks(ex.ddp_autocast_step, 2)[0])
+converted = torch.nn.SyncBatchNorm.convert_sync_batchnorm(torch.nn.Sequential(torch.nn.Linear(4, 3),
+                                                                             torch.nn.BatchNorm1d(3)))
+print("convert_sync_batchnorm:", converted)
+
+# %% [markdown]
+# * **Stragglers.** A rank slower than the group's timeout makes the others' allreduce
+#   fail, in the backward pass (here a 2 s timeout and a rank 4 s late); the notes'
+#   advice to pass a larger `timeout=` to `init_process_group` is the cure when the
+#   slowness is expected (say, rank 0 evaluating while the others wait):
+
+# %%
+print(run_ranks(ex.ddp_straggler, 2, 4, timeout=2))  # each rank: "finished", "timed out" or "peer gone"
+
+# %% [markdown]
+# ## 8. The rest of a DDP job
+#
+# **Each rank its own data: `DistributedSampler`.** Every rank builds the same
+# permutation (seeded with `seed + epoch`: call `sampler.set_epoch(epoch)` each epoch,
+# or every epoch repeats the first one's order), pads it by repeating its first
+# indices until it divides by the number of ranks (or, with `drop_last=True`, cuts the
+# tail), and takes every `num_replicas`-th index from its rank on. All ranks get as
+# many samples, so they run as many steps. `minikernel.distributed.sampler.shard_indices`
+# spells it out; 10 samples on 4 ranks:
+
+# %%
+from torch.utils.data import DistributedSampler
+
+from minikernel.distributed.sampler import shard_indices
+
+for shuffle, epoch, drop_last in ((False, 0, False), (True, 0, False), (True, 1, False), (True, 1, True)):
+    torch_shards = []
+    for rank in range(4):
+        sampler = DistributedSampler(range(10), num_replicas=4, rank=rank, shuffle=shuffle, drop_last=drop_last)
+        sampler.set_epoch(epoch)
+        torch_shards.append(list(sampler))
+    mine = [shard_indices(10, 4, rank, shuffle, epoch=epoch, drop_last=drop_last) for rank in range(4)]
+    print(f"shuffle={shuffle}, epoch {epoch}, drop_last={drop_last}: {torch_shards}  same as shard_indices: "
+          f"{torch_shards == mine}")
+
+# %% [markdown]
+# **Checkpoints.** All ranks hold the same weights, so rank 0 saves alone;
+# `dist.barrier()` keeps the others from reading a half-written file; and `torch.load`
+# puts each tensor back on the device it was saved from unless `map_location` says
+# otherwise — a checkpoint rank 0 wrote from `cuda:0` would land on GPU 0 in every
+# rank, so load it with `map_location={"cuda:0": f"cuda:{local_rank}"}` (or `"cpu"`).
+# `map_location` can also be a function, called with each storage and its saved
+# location (all `"cpu"` here). The keys carry DDP's `module.` prefix:
+
+# %%
+import tempfile
+
+from minikernel.distributed.checkpointing import checkpoint_rank
+
+with tempfile.TemporaryDirectory() as directory:
+    for rank, seen in enumerate(run_ranks(checkpoint_rank, 2, directory, timeout=20)):
+        print(f"rank {rank}: {seen}")
+
+# %% [markdown]
+# **A model cut in two.** The notes' "principle" of model parallelism: cut the graph at
+# `y`, give the second half `y1 = y.detach().requires_grad_()` (a new leaf),
+# `z.backward()` stops at `y1` and leaves `dz/dy` in `y1.grad`, and `y.backward(y1.grad)`
+# finishes the backward through the first half — with the same gradients as the uncut
+# graph (the notes write `y.clone().detach()`; `detach()` alone does, since `y` itself is
+# never written to):
+
+# %%
+torch.manual_seed(0)
+w1, w2 = torch.randn(3, 4, requires_grad=True), torch.randn(4, 2, requires_grad=True)
+x = torch.randn(5, 3)
+(torch.tanh(x @ w1) @ w2).pow(2).sum().backward()
+whole = (w1.grad.clone(), w2.grad.clone())
+w1.grad = w2.grad = None
+y = torch.tanh(x @ w1)                    # first half
+y1 = y.detach().requires_grad_()          # the cut
+z = (y1 @ w2).pow(2).sum()                # second half
+z.backward()
+print("after z.backward(): w1.grad", w1.grad, "| y1.grad shape", tuple(y1.grad.shape))
+y.backward(y1.grad)
+print("after y.backward(y1.grad): equal to the uncut graph:", torch.equal(w1.grad, whole[0]), torch.equal(w2.grad, whole[1]))
+
+# %% [markdown]
+# With the halves in two processes, `y` is sent forward and `y1.grad` sent back.
+# PyTorch's DDP tutorial puts the toy model's two layers on two GPUs of one process
+# (`ToyMpModel`) and wraps that in DDP; without GPUs, here each half is a rank. With 4
+# ranks, ranks (0, 1) and (2, 3) are two pipelines; each stage is wrapped in DDP over
+# the group of ranks holding that stage (`dist.new_group([s, 2 + s])`), which averages
+# its gradients across the pipelines. Both give the parameters of single-process
+# training on the whole batch:
+
+# %%
+from minikernel.distributed.model_parallel import train_pipeline_rank
+
+single = train_single(3)
+for world in (2, 4):
+    stage_params = run_ranks(train_pipeline_rank, world, 3, timeout=20)
+    equal = [all(torch.allclose(a, b, atol=1e-6) for a, b in zip(p, single[:2] if r % 2 == 0 else single[2:]))
+             for r, p in enumerate(stage_params)]
+    print(f"{world} ranks ({world // 2} pipeline(s) of 2 stages): each rank's stage equals single-process "
+          f"training: {equal}")
+
+# %% [markdown]
+# ## 9. torchrun: the same code on one machine or many
 #
 # `run_ranks` forks processes from this notebook. In real jobs a launcher starts one
 # process per GPU or core, on every machine: `torchrun`. It sets, in each process,
@@ -548,6 +917,22 @@ import sys
 
 proc = subprocess.run([sys.executable, "-m", "torch.distributed.launch", "--help"], capture_output=True, text=True)
 print(next(line.split("FutureWarning: ")[1] for line in proc.stderr.splitlines() if "FutureWarning" in line))
+
+# %% [markdown]
+# The notes read the launcher's source (1.6). It started `nproc_per_node` processes
+# on each node with one `subprocess.Popen` each, put `OMP_NUM_THREADS=1` in their
+# environment when there were several, passed `--local_rank=k` unless `--use_env`, and
+# kept the script's own arguments after it (`argparse.REMAINDER`). Ranks are numbered
+# node by node: `WORLD_SIZE = nproc_per_node × nnodes`, `RANK = nproc_per_node ×
+# node_rank + local_rank`. torchrun numbers them the same way when each node is given
+# its `--node-rank` (`tests/ch07/test_rendezvous.py` starts two torchrun agents as two
+# "nodes" on this machine and checks every worker's variables against this formula):
+
+# %%
+from minikernel.distributed.rendezvous import launch_env
+
+for node_rank in range(2):
+    print(f"node {node_rank}:", [launch_env(4, 2, node_rank, local_rank) for local_rank in (0, 3)])
 
 # %% [markdown]
 # `minikernel.distributed.demo` is a module written for torchrun: each rank builds its
@@ -574,6 +959,34 @@ print(run_torchrun(4))
 # The transport stays PyTorch's (gloo over TCP); with several network interfaces,
 # set `GLOO_SOCKET_IFNAME` to the one the machines share.
 #
+# **Rendezvous and c10d stores.** How do processes that know only `MASTER_ADDR:MASTER_PORT`
+# find each other? Through a **store**, a small key-value server of c10d: rank 0 (or
+# torchrun's agent) serves a `TCPStore` there; every process connects, announces
+# itself, waits for the others, and the backend exchanges its connection details
+# through it. `run_ranks` uses a `FileStore` (a file in a temporary directory) instead,
+# so that no port can clash. The operations are few: `set`, `get` (which waits for
+# the key), `add` (an atomic counter — how ranks can number themselves), `wait` with a
+# timeout, `check`:
+
+# %%
+import datetime
+
+store = dist.TCPStore("127.0.0.1", 0, world_size=1, is_master=True, timeout=datetime.timedelta(seconds=1))
+store.set("MASTER", "node0:29500")
+print("TCPStore get:", store.get("MASTER"), "| add:", [store.add("joined", 1) for _ in range(3)], "| check:",
+      store.check(["MASTER"]), store.check(["nobody"]))
+del store
+with tempfile.TemporaryDirectory() as directory:
+    file_store = dist.FileStore(f"{directory}/store", 1)
+    file_store.set("MASTER", "the same, in a file")
+    print("FileStore get:", file_store.get("MASTER"))
+    try:
+        file_store.wait(["nobody"], datetime.timedelta(seconds=0.2))
+    except RuntimeError as err:
+        print("wait for a key nobody sets:", type(err).__name__, err)
+    del file_store
+
+# %% [markdown]
 # ## Grade
 #
 # `python -m minikernel bench --allreduce` times the ring, the naive method and

@@ -9,22 +9,31 @@
 ``launch``         ``run_ranks``: N forked rank processes on gloo, results back
 ``syncbn``         SyncBatchNorm's global statistics from one allreduce
 ``ddp``            DistributedDataParallel vs one process on the full batch
+``data_parallel``  DataParallel's replicate / scatter / parallel_apply / gather on CPU
+``bucketing``      DDP's bucket assignment (exercise 7.5)
+``reducer``        DDP's reducer: hooks, buckets, in-order allreduces (exercise 7.6)
+``mini_ddp``       a small DistributedDataParallel on 7.5, 7.6 and your ring
+``ddp_compare``    torch's DDP and mini_ddp side by side (bucket logs, gradients)
 ``demo``           ``torchrun ... -m minikernel.distributed.demo``
 ``bench``          ``python -m minikernel bench --allreduce``
 =================  ==========================================================
 """
 from torch.distributed import ReduceOp
 
+from .bucketing import compute_bucket_assignment_by_size
 from .cost import Cost, fit_alpha_beta, naive_cost, ring_cost
 from .launch import Outcome, RankError, launch, run_ranks
 from .naive import naive_allreduce
 from .ops import combine_
+from .mini_ddp import DistributedDataParallel
+from .reducer import Reducer, finalize_backward, mark_ready
 from .ring import ring_allreduce, ring_allreduce_chunks
 from .simulate import (NOTES_EXAMPLE, Counters, Send, SimulatedRing, allgather_step, scatter_reduce_step,
                        simulate_naive)
 from .transport import CollectiveError, MismatchError, Ring
 
-__all__ = ["ReduceOp", "Cost", "fit_alpha_beta", "naive_cost", "ring_cost", "Outcome", "RankError", "launch",
+__all__ = ["ReduceOp", "compute_bucket_assignment_by_size", "DistributedDataParallel", "Reducer",
+           "finalize_backward", "mark_ready", "Cost", "fit_alpha_beta", "naive_cost", "ring_cost", "Outcome", "RankError", "launch",
            "run_ranks", "naive_allreduce", "combine_", "ring_allreduce", "ring_allreduce_chunks", "NOTES_EXAMPLE",
            "Counters", "Send", "SimulatedRing", "allgather_step", "scatter_reduce_step", "simulate_naive",
            "CollectiveError", "MismatchError", "Ring"]

@@ -16,6 +16,7 @@ The toy model is the one from PyTorch's DDP tutorial: Linear(10, 10), ReLU, Line
 from __future__ import annotations
 
 import torch
+import torch._dynamo  # noqa: F401 - DDP imports it when it wraps: once here, not in every forked rank
 import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP

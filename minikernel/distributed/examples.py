@@ -10,7 +10,11 @@ import time
 import torch
 import torch.distributed as dist
 from torch.distributed import ReduceOp
+from torch.nn.parallel import DistributedDataParallel as DDP
 
+from .ddp import ToyModel
+from .ddp_compare import TwoBranches
+from .mini_ddp import DistributedDataParallel
 from .naive import naive_allreduce
 from .ring import ring_allreduce
 from .transport import Ring
@@ -191,3 +195,61 @@ def ping_pong(sizes: list[int], repeat: int = 9) -> list[float]:
                 times.append((time.perf_counter() - start) / 2)
         out.append(statistics.median(times))
     return out
+
+
+def broadcast_and_backends() -> dict:
+    """``dist.broadcast`` of rank 0's tensor (what DDP does with the parameters at wrap time),
+    and which c10d backends this build of PyTorch has."""
+    t = torch.full((3,), float(dist.get_rank()))
+    dist.broadcast(t, src=0)
+    return {"after broadcast(src=0)": t.tolist(), "gloo": dist.is_gloo_available(),
+            "nccl": dist.is_nccl_available(), "mpi": dist.is_mpi_available()}
+
+
+def ddp_autocast_step() -> dict:
+    """One DDP step with ``torch.autocast`` (bfloat16 on CPU) and ``GradScaler("cpu")``: what
+    Apex's amp + DDP did, with PyTorch alone. Returns dtypes and whether the ranks agree."""
+    torch.manual_seed(dist.get_rank())
+    model = DDP(ToyModel())
+    scaler = torch.amp.GradScaler("cpu")
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(4, 10)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = model(x)
+        loss = out.float().pow(2).mean()
+    scaler.scale(loss).backward()
+    grad = model.module.net1.weight.grad
+    grads = [torch.empty_like(grad) for _ in range(dist.get_world_size())]
+    dist.all_gather(grads, grad)
+    scaler.step(optimizer)
+    scaler.update()
+    return {"output dtype": str(out.dtype), "weight dtype": str(model.module.net1.weight.dtype),
+            "grad dtype": str(grad.dtype), "grads equal on every rank": all(torch.equal(g, grads[0]) for g in grads)}
+
+
+def ddp_straggler(delay: float) -> str:
+    """Rank 1 sleeps ``delay`` seconds before its backward; what do the backward passes do?
+
+    Returns "finished", "timed out" (this rank's allreduce hit the group's timeout) or
+    "peer gone" (the other rank gave up first and closed the connection).
+    """
+    model = DDP(ToyModel())
+    loss = model(torch.randn(4, 10)).sum()
+    if dist.get_rank() == 1:
+        time.sleep(delay)
+    try:
+        loss.backward()
+        return "finished"
+    except RuntimeError as err:
+        return "timed out" if "imed out" in str(err) else "peer gone"
+
+
+def mini_ddp_events() -> list[str]:
+    """The small DDP (on ``ring_allreduce``) over ``TwoBranches``: what its reducer saw in the
+    second backward pass, once the buckets have been rebuilt."""
+    torch.manual_seed(0)
+    model = TwoBranches()
+    ddp = DistributedDataParallel(model, bucket_cap_mb=0.0002)
+    for _ in range(2):
+        ddp(torch.randn(4, 8)).pow(2).mean().backward()
+    return ddp.reducer.events
