@@ -98,6 +98,11 @@ def _build_dot(self):
         return _ORIGINAL_BUILD_DOT(renamed)
 
 
+def _repr_svg(self) -> str:
+    """Jupyter's display of a ``hiddenlayer.Graph``: its SVG through ``pipe``."""
+    return self.build_dot().pipe(format="svg", encoding="utf-8")
+
+
 _ORIGINAL_BUILD_DOT = None
 
 
@@ -121,6 +126,7 @@ def install():
     if _ORIGINAL_BUILD_DOT is None:
         _ORIGINAL_BUILD_DOT = hl.Graph.build_dot
         hl.Graph.build_dot = _build_dot
+        hl.Graph._repr_svg_ = _repr_svg  # graphviz >= 0.19's Digraph has no _repr_svg_
     return hl
 
 
@@ -145,7 +151,7 @@ def build_graph(model: nn.Module, args, transforms="default", framework_transfor
 def hl_svg(graph) -> str:
     """The SVG of a ``hiddenlayer.Graph`` (its own theme and layout)."""
     install()
-    svg = graph.build_dot()._repr_svg_()
+    svg = graph.build_dot().pipe(format="svg", encoding="utf-8")  # the shim and graphviz 0.21 both have pipe
     return svg[svg.index("<svg"):] if "<svg" in svg else svg
 
 
