@@ -283,6 +283,18 @@ d = x.detach()
 print("detach shares memory:", d.data_ptr() == x.data_ptr(), "| requires_grad:", d.requires_grad)
 
 # %% [markdown]
+# So a ReLU may run in place, which saves one activation's memory per layer. The
+# notes switch every ReLU of a model at once with `model.apply(fn)`, which calls `fn`
+# on each submodule:
+
+# %%
+relu_net = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4), torch.nn.ReLU())
+relu_net.apply(lambda m: setattr(m, "inplace", True) if isinstance(m, torch.nn.ReLU) else None)
+print(relu_net)
+relu_net(torch.randn(3, 2)).sum().backward()
+print("backward still works:", relu_net[0].weight.grad.shape)
+
+# %% [markdown]
 # **clone and detach.** They answer two different questions: *new memory?* and *in the
 # graph?* `clone()` copies and stays in the graph (`CloneBackward0`: gradients flow
 # back to the source); `detach()` shares the memory and leaves the graph. The notes'

@@ -1227,6 +1227,19 @@ net(torch.randn(5, 4)).pow(2).mean().backward()
 print("backbone grad:", net[0].weight.grad, "| head grad set:", net[2].weight.grad is not None,
       "| trainable:", sum(p.numel() for p in net.parameters() if p.requires_grad))
 
+
+class WithSpare(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.used, self.spare = torch.nn.Linear(4, 2), torch.nn.Linear(4, 1000)   # spare is never called
+
+    def forward(self, x):
+        return self.used(x)
+
+
+print("a layer forward never calls is still initialized and counted:",
+      sum(p.numel() for p in WithSpare().parameters()), "parameters")
+
 # %% [markdown]
 # **`model.zero_grad()` vs `optimizer.zero_grad()`.** The first clears every
 # parameter of the model, the second every parameter the optimizer holds — the same
@@ -1259,7 +1272,8 @@ for half in (slice(0, 32), slice(32, 64)):
 print("accumulated 2×32 equals 64:", torch.allclose(nets[0].weight.grad, nets[1].weight.grad, atol=1e-6))
 
 # %% [markdown]
-# **Losses the notes add.** `CrossEntropyLoss(label_smoothing=ε)` replaces the notes'
+# **Losses the notes add.** `MSELoss` and `L1Loss` average the squared and the
+# absolute errors. `CrossEntropyLoss(label_smoothing=ε)` replaces the notes'
 # hand-written label-smoothing module (target: 1 − ε on the class plus ε/C spread over
 # all classes); an L1 penalty is added to the loss by hand (`λ·Σ|w|` — the notes build
 # an `L1Loss` and never use it).
@@ -1273,6 +1287,9 @@ print("label_smoothing=0.1:", round(torch.nn.CrossEntropyLoss(label_smoothing=ep
       "by hand:", round(by_hand.item(), 6))
 l1 = 1e-3 * sum(p.abs().sum() for p in net.parameters())
 print("L1 penalty term:", round(l1.item(), 6))
+pred, goal = torch.tensor([1.0, 2.0, 4.0]), torch.tensor([1.5, 2.0, 1.0])
+print("MSELoss:", round(torch.nn.MSELoss()(pred, goal).item(), 4), "= (0.25 + 0 + 9) / 3 | L1Loss:",
+      round(torch.nn.L1Loss()(pred, goal).item(), 4), "= (0.5 + 0 + 3) / 3")
 
 # %% [markdown]
 # **`F.dropout` is not switched off by `eval()`.** `nn.Dropout` reads the module's
