@@ -37,6 +37,8 @@
 # `make grade` or `python -m minikernel grade 1.2`.
 
 # %%
+import warnings
+
 import torch
 
 import minikernel as mk
@@ -343,6 +345,261 @@ agree(lambda shape, strides, offset: S.contiguous(torch.arange(30).numpy(), shap
 # %%
 r = mk.Tensor.from_torch(torch.arange(12).view(2, 6)).t().reshape(3, 4)
 print(r.stride(), r.tolist())
+
+# %% [markdown]
+# ## 2. dtypes: the catalogue, inference and promotion
+#
+# The header also names the **dtype**: how many bytes an element takes and how to
+# read them. PyTorch's dtypes mirror numpy's (there is no string dtype). Each has a
+# long and a short name, a size, and — for floats — a range and a precision
+# (`torch.finfo`; chapter 06 looks at float16 and bfloat16 closely):
+
+# %%
+catalogue = [(torch.float64, "double"), (torch.float32, "float"), (torch.float16, "half"),
+             (torch.bfloat16, None), (torch.int64, "long"), (torch.int32, "int"), (torch.int16, "short"),
+             (torch.int8, "char"), (torch.uint8, "byte"), (torch.bool, None)]
+for dt, method in catalogue:
+    kind = "float" if dt.is_floating_point else "bool" if dt == torch.bool else "int"
+    limits = torch.finfo(dt) if dt.is_floating_point else torch.iinfo(dt) if kind == "int" else None
+    print(f"{str(dt):15} {torch.empty((), dtype=dt).element_size()} byte(s)  {kind:5}  "
+          f"{'.' + method + '()' if method else '':10} max {limits.max if limits else True}")
+
+# %% [markdown]
+# **Inference.** `torch.tensor` picks the dtype from the Python value: an `int`
+# gives int64, a `float` gives the *default dtype* float32 (not numpy's float64), a
+# `bool` gives bool. `dtype=` overrides it; a numpy array keeps its own dtype.
+# Casts (`.float()`, `.long()`, `.half()`, `.int()`, `.double()`, `.char()`,
+# `.byte()`, `.type(dtype)`, `.type_as(other)`) make a new tensor unless it
+# already has that dtype. `.dim()` counts the dimensions — the brackets of the
+# literal.
+
+# %%
+import numpy as np
+
+for value in (1, 2.0, True):
+    print(f"torch.tensor({value!r}):", torch.tensor(value).dtype)
+print("dtype=torch.int32:", torch.tensor(1, dtype=torch.int32).dtype,
+      "| np.array(2.0):", torch.tensor(np.array(2.0)).dtype)
+i = torch.tensor(1)
+print(i.float(), i.type(torch.float), i.type_as(torch.tensor(0.5)), i.char().dtype, i.byte().dtype, i.half().dtype)
+print("the same tensor when the dtype is already right:", i.long() is i)
+print("dim:", torch.tensor(True).dim(), torch.tensor([1.0, 2.0]).dim(), torch.tensor([[1, 2], [3, 4]]).dim(),
+      torch.zeros(3, 32, 32).dim(), torch.zeros(8, 3, 32, 32).dim())
+print("item:", torch.tensor(2.5).item(), "| tolist:", torch.tensor([[1, 2], [3, 4]]).tolist())
+
+# %% [markdown]
+# **Promotion.** When dtypes meet in an operation, the result takes the "highest"
+# *category* (bool < integer < float), and within a category the larger size — but a
+# 0-d tensor or a Python number counts only by its category. So an int32 tensor plus
+# the 0-d float 2.5 gives float32 (the default float), not float64; int8 + uint8 needs
+# int16 to hold both ranges. `torch.result_type` answers without computing:
+
+# %%
+print((torch.tensor([1, 2], dtype=torch.int32) + torch.tensor(2.5, dtype=torch.float64)).dtype,
+      (torch.tensor([1], dtype=torch.int8) + torch.tensor([1], dtype=torch.uint8)).dtype,
+      torch.result_type(torch.tensor([1]), 2.5), torch.result_type(torch.tensor([True]), 7),
+      (torch.tensor([1.0]) + torch.tensor([1.0], dtype=torch.float64)).dtype)
+
+# %% [markdown]
+# ## 3. Sharing memory with numpy and DLPack
+#
+# `torch.from_numpy(arr)` and `tensor.numpy()` do not copy: tensor and array are two
+# headers over one block of memory. The notes' example: adding to the array in place
+# (`np.add(out=)`) changes the tensor, and `add_` on the tensor changes the array.
+# `clone()` (or `torch.tensor(arr)`) copies, and the link is gone.
+
+# %%
+arr = np.zeros(3)
+tensor = torch.from_numpy(arr)
+np.add(arr, 1, out=arr)
+print("after np.add(arr, 1, out=arr):", tensor)
+tensor.add_(1)
+print("after tensor.add_(1):         ", arr)
+copied = torch.from_numpy(arr).clone()
+copied.add_(1)
+print("after clone().add_(1):        ", arr, "(unchanged)")
+print("same memory:", tensor.data_ptr() == arr.ctypes.data,
+      "| .numpy() too:", tensor.numpy().ctypes.data == arr.ctypes.data)
+
+# %% [markdown]
+# **DLPack** is the same handshake between *any* two array libraries (numpy, CuPy,
+# JAX, TensorFlow ...): one side exports a capsule describing pointer, shape, strides
+# and dtype; the other wraps it without a copy. `torch.from_dlpack` and
+# `np.from_dlpack` take any object with a `__dlpack__` method:
+
+# %%
+arr = np.arange(6.0).reshape(2, 3)[:, 1:]   # a strided view in numpy
+t_dl = torch.from_dlpack(arr)
+print(t_dl.shape, "strides", t_dl.stride(), "same memory:", t_dl.data_ptr() == arr.ctypes.data)
+back = np.from_dlpack(torch.arange(4))
+back[0] = 100
+print("np.from_dlpack of a tensor shares it too:", back)
+
+# %% [markdown]
+# Every CPU dtype converts, `int8` ("CharTensor") and `float16` ("HalfTensor") included
+# — an old table in the notes says they cannot. `bfloat16` is the exception: numpy has
+# no such type.
+
+# %%
+print(torch.tensor([-1, 2], dtype=torch.int8).numpy(), torch.tensor([0.5], dtype=torch.float16).numpy().dtype)
+try:
+    torch.tensor([0.5], dtype=torch.bfloat16).numpy()
+except TypeError as err:
+    print("TypeError:", err)
+
+# %% [markdown]
+# ## 4. Negative steps are refused; flip copies
+#
+# numpy's `a[::-1]` is a view with a negative stride. PyTorch's strides are never
+# negative (the kernels and the autograd formulas assume it), so `t[::-1]` is refused,
+# and so is `from_numpy` of a negative-stride array — copy it first. `flip` reverses
+# by **copying**: its result has a fresh storage with positive strides. Indexing with a
+# reversed index list (the notes' horizontal flip) copies too.
+
+# %%
+t = torch.arange(5)
+try:
+    t[::-1]
+except ValueError as err:
+    print("t[::-1]: ValueError:", err)
+reversed_np = np.arange(5)[::-1]
+print("numpy's strides (bytes):", reversed_np.strides)
+try:
+    torch.from_numpy(reversed_np)
+except ValueError as err:
+    print("from_numpy: ValueError:", str(err).split(". (")[0])
+print("from_numpy(arr.copy()):", torch.from_numpy(reversed_np.copy()))
+f = t.flip(0)
+print("flip:", f, "stride", f.stride(),
+      "shares storage:", f.untyped_storage().data_ptr() == t.untyped_storage().data_ptr())
+img = torch.arange(6).view(2, 3)
+by_index = img[:, torch.arange(2, -1, -1)]
+print("reversed index:", by_index.tolist(), "== flip(1):", torch.equal(by_index, img.flip(1)))
+
+# %% [markdown]
+# ## 5. A small view keeps a big storage alive
+#
+# A view holds a reference to the whole storage, not to the part it reads. Keep a
+# three-element slice of a 40 MB tensor, drop the big tensor, and the 40 MB stay
+# allocated for as long as the slice lives (ezyang compares it with Java's old
+# `substring`). `clone()` copies just the part you need and lets the big block go.
+
+# %%
+big = torch.zeros(10_000_000)
+small = big[:3]
+del big
+print("small view still holds", small.untyped_storage().nbytes() // 2**20, "MiB")
+small = small.clone()
+print("after clone():", small.untyped_storage().nbytes(), "bytes")
+
+# %% [markdown]
+# ## 6. Slicing views; indexing with a list or mask copies
+#
+# A slice (`x[1:]`, `x[:, 0]`, `x[None]`) is a new header over the same storage:
+# the result's `_base` is `x`. An index *list* or a boolean *mask* ("advanced
+# indexing") picks arbitrary elements, which no single stride can describe, so the
+# result is a **copy** (`_base` is None, writes do not reach `x`). The notes' `x[[0, 2],
+# None]` mixes both: the list copies rows 0 and 2, `None` adds a dimension — the same
+# as `x[[0, 2]].view(-1, 1)`:
+
+# %%
+x = torch.arange(3.0)
+print(x[[0, 2], None].tolist(), "equal:", torch.equal(x[[0, 2], None], x[[0, 2]].view(-1, 1)))
+grid = torch.arange(12).reshape(3, 4).clone()  # its own storage, so views of it have _base grid
+for name, part in [("grid[1:]", grid[1:]), ("grid[:, 0]", grid[:, 0]), ("grid[None]", grid[None]),
+                   ("grid[[0, 2]]", grid[[0, 2]]), ("grid[grid > 8]", grid[grid > 8])]:
+    print(f"{name:15} view: {part._base is grid!s:5}  shares storage: "
+          f"{part.untyped_storage().data_ptr() == grid.untyped_storage().data_ptr()}")
+picked = grid[[0, 2]]
+picked[0, 0] = 100
+print("writing into the copy leaves grid alone:", grid[0, 0].item())
+grid[[0, 2], 0] = -1          # as an assignment target, advanced indexing writes in place (index_put_)
+print("grid[[0, 2], 0] = -1 writes:", grid[:, 0].tolist())
+
+# %% [markdown]
+# ## 7. Tensor API snippets from the notes, on PyTorch 2.13
+#
+# Older notes and blog posts carry snippets that no longer hold. Each one run:
+#
+# * **Legacy constructors.** `torch.IntTensor(1)` is *not* the tensor `[1]`: an
+#   integer argument is a *size*, and the memory is not initialized (the notes print
+#   `tensor([5])` — whatever was in memory). With a list it is data. Use
+#   `torch.tensor(data, dtype=)`, `torch.zeros(size, dtype=)` or `torch.empty`.
+
+# %%
+print(torch.IntTensor(1).shape, "(uninitialized) | IntTensor([1]):", torch.IntTensor([1]),
+      "| IntTensor(2, 4).zero_():", torch.IntTensor(2, 4).zero_().shape)
+print(torch.Tensor(np.array(2.0)), torch.BoolTensor(np.array([1, 0, 2, 0])),
+      "torch.Tensor is float32:", torch.Tensor([1]).dtype)
+
+# %% [markdown]
+# * **`set_default_tensor_type`** is deprecated since 2.1 (it warns); use
+#   `torch.set_default_dtype` (and `set_default_device`).
+# * **`Variable`** has been a no-op since 0.4: it returns a plain `Tensor`, and
+#   `.data` is only an unsafe `detach()`. Convert with `.detach().cpu().numpy()`.
+# * **"There is no `torch.permute`; `transpose` works only on 2-D"**: both exist and
+#   work on any number of dimensions.
+# * **`F.normalize(torch.tensor([[6, 8]]))`** does not give `[[0.6, 0.8]]`: the norm
+#   needs a float tensor, and int64 raises. With `[[6.0, 8.0]]` it does.
+# * **Named tensors** (`names=`, `align_to`), a prototype in 1.x, are gone.
+
+# %%
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    torch.set_default_tensor_type(torch.FloatTensor)
+print("set_default_tensor_type:", str(caught[0].message).split(",")[0])
+torch.set_default_dtype(torch.float32)
+
+from torch.autograd import Variable  # noqa: E402
+
+v = Variable(torch.ones(2), requires_grad=True)
+print("Variable(...) gives", type(v).__name__, "| requires_grad:", v.requires_grad, "| numpy:", v.detach().numpy())
+
+cube = torch.zeros(2, 3, 5)
+print("torch.permute:", torch.permute(cube, (2, 0, 1)).shape, "| transpose(0, 2) on 3-D:", cube.transpose(0, 2).shape,
+      "| chained transposes == permute:", torch.equal(cube.transpose(0, 2).transpose(1, 2), cube.permute(2, 0, 1)))
+
+try:
+    torch.nn.functional.normalize(torch.tensor([[6, 8]]))
+except RuntimeError as err:
+    print("F.normalize(int64): RuntimeError:", err)
+print("F.normalize(float):", torch.nn.functional.normalize(torch.tensor([[6.0, 8.0]])))
+try:
+    torch.zeros(2, 3, names=("N", "C"))
+except TypeError as err:
+    print("named tensors: TypeError:", err)
+
+# %% [markdown]
+# The rest of the notes' snippets, which still hold: `resize_` changes the size
+# whatever the data (and may reallocate — avoid it); `cat` joins along a dimension
+# while `stack` adds one; a one-hot matrix by `scatter_`; `nonzero`; pairwise
+# distances by broadcasting (`X1[:, None, :] - X2` has shape (n1, n2, d)); and a
+# tensor ↔ PIL image round trip (HWC bytes ↔ CHW floats in [0, 1], a `permute`).
+
+# %%
+r = torch.arange(6.0)
+r.resize_(2, 2)
+print("resize_(2, 2):", r.tolist())
+parts = [torch.zeros(10, 5)] * 3
+print("cat:", tuple(torch.cat(parts, dim=0).shape), "stack:", tuple(torch.stack(parts, dim=0).shape))
+labels = torch.tensor([0, 2, 1])
+print("one-hot:", torch.zeros(3, 4).scatter_(1, labels[:, None], 1.0).tolist())
+sparse = torch.tensor([0, 3, 0, 5])
+print("nonzero:", torch.nonzero(sparse).flatten().tolist(), "count:", torch.count_nonzero(sparse).item())
+X1, X2 = torch.tensor([[0.0, 0.0], [3.0, 4.0]]), torch.tensor([[0.0, 0.0], [6.0, 8.0], [3.0, 0.0]])
+dist = (X1[:, None, :] - X2).pow(2).sum(-1).sqrt()
+print("pairwise distances:", dist.tolist(), "== torch.cdist:", torch.allclose(dist, torch.cdist(X1, X2)))
+
+# %%
+from PIL import Image  # noqa: E402
+
+pixels = torch.randint(0, 256, (4, 6, 3), dtype=torch.uint8)           # H, W, C bytes, as PIL stores them
+image = Image.fromarray(pixels.numpy())
+as_tensor = torch.from_numpy(np.array(image)).permute(2, 0, 1).float() / 255
+print(image.size, image.mode, "->", tuple(as_tensor.shape), as_tensor.dtype,
+      "in [0, 1]:", bool(as_tensor.min() >= 0 and as_tensor.max() <= 1))
+back_img = Image.fromarray(torch.clamp(as_tensor * 255, 0, 255).round().byte().permute(1, 2, 0).numpy())
+print("round trip exact:", torch.equal(torch.from_numpy(np.array(back_img)), pixels))
 
 # %% [markdown]
 # ## Grade chapter 01

@@ -129,6 +129,18 @@ print("warnings about non-leaf .grad:", len(caught))
 print("is_leaf:", x.is_leaf, y1.is_leaf, y2.is_leaf, loss.is_leaf)
 
 # %% [markdown]
+# A common definition — "a leaf is a tensor the user created *and* that requires
+# grad" — is not PyTorch's. Any tensor **not produced by a recorded operation** is a
+# leaf, whether it requires grad or not; and a result computed from tensors that need
+# no gradient is not recorded, so it is a leaf too. What is special about leaves that
+# require grad is only that backward *fills* their `.grad`.
+
+# %%
+plain = torch.ones(2)
+print("created, no grad:", plain.is_leaf, "| computed from it:", (plain * 2).is_leaf,
+      "| computed from a grad-requiring leaf:", (x * 2).is_leaf)
+
+# %% [markdown]
 # ## 4. The graph is freed after backward
 #
 # Backward frees what the nodes saved (here `PowBackward0` saved `y1 − y2`). A second
@@ -170,6 +182,50 @@ out5 = ((inp5 @ w5).tanh() ** 2).sum()
 penalty5 = g_inp5.pow(2).sum()
 (out5 + penalty5).backward()
 print("penalty:", round(penalty5.item(), 6), " w.grad:", w5.grad)
+
+# %% [markdown]
+# `autograd.grad` takes several inputs (one gradient each) and several outputs (their
+# gradients are summed). For y1 = x1·x2 and y2 = x1 + x2 at (1, 2): ∂y1/∂(x1, x2) =
+# (2, 1); of y1 + y2, (3, 2). The first call keeps the graph for the second
+# (`retain_graph=True`).
+
+# %%
+x1, x2 = torch.tensor(1.0, requires_grad=True), torch.tensor(2.0, requires_grad=True)
+y1, y2 = x1 * x2, x1 + x2
+print("d y1:", torch.autograd.grad(y1, [x1, x2], retain_graph=True))
+print("d (y1 + y2):", torch.autograd.grad([y1, y2], [x1, x2]))
+
+# %% [markdown]
+# **Backward through a cut.** The chain rule lets you run backward in pieces — what
+# pipeline and model parallelism do, one piece per device. Cut the graph at `y` with
+# `y_in = y.clone().detach().requires_grad_()`, run the second half from `y_in`,
+# backward to `y_in.grad`, then continue with `y.backward(y_in.grad)`: the leaf gets
+# the same gradient as one backward through the whole graph.
+
+# %%
+w = torch.tensor([1.0, -2.0, 0.5], requires_grad=True)
+y = (w * 3).tanh()                      # first half (device 0, say)
+y_in = y.clone().detach().requires_grad_()
+z = (y_in ** 2).sum()                   # second half (device 1)
+z.backward()
+y.backward(y_in.grad)
+whole = w.detach().clone().requires_grad_()
+((whole * 3).tanh() ** 2).sum().backward()
+print("in two pieces:", w.grad, "\nin one:       ", whole.grad, torch.allclose(w.grad, whole.grad))
+
+# %% [markdown]
+# And gradients are what optimizers consume: SGD (lr 0.01) on f(x) = x² − 2x + 1 from
+# x = 0 walks to the minimum x = 1, f = 0 in 500 steps (chapter 08 opens the optimizer).
+
+# %%
+x = torch.tensor(0.0, requires_grad=True)
+opt = torch.optim.SGD([x], lr=0.01)
+for _ in range(500):
+    opt.zero_grad()
+    y = a * torch.pow(x, 2) + b_ * x + c
+    y.backward()
+    opt.step()
+print("x =", round(x.item(), 4), " y =", round((a * x ** 2 + b_ * x + c).item(), 6))
 
 # %% [markdown]
 # ## 6. A custom Function: the notes' MyReLU
@@ -227,6 +283,47 @@ d = x.detach()
 print("detach shares memory:", d.data_ptr() == x.data_ptr(), "| requires_grad:", d.requires_grad)
 
 # %% [markdown]
+# So a ReLU may run in place, which saves one activation's memory per layer. The
+# notes switch every ReLU of a model at once with `model.apply(fn)`, which calls `fn`
+# on each submodule:
+
+# %%
+relu_net = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4), torch.nn.ReLU())
+relu_net.apply(lambda m: setattr(m, "inplace", True) if isinstance(m, torch.nn.ReLU) else None)
+print(relu_net)
+relu_net(torch.randn(3, 2)).sum().backward()
+print("backward still works:", relu_net[0].weight.grad.shape)
+
+# %% [markdown]
+# **clone and detach.** They answer two different questions: *new memory?* and *in the
+# graph?* `clone()` copies and stays in the graph (`CloneBackward0`: gradients flow
+# back to the source); `detach()` shares the memory and leaves the graph. The notes'
+# idiom `source.clone().detach()` makes an independent copy (add
+# `.requires_grad_()` for a new leaf); `detach().clone()` gives the same and skips
+# recording the clone.
+
+# %%
+src = torch.ones(2, requires_grad=True) * 1.0   # a non-leaf, so clone has a graph to join
+for name, out in [("clone()", src.clone()), ("detach()", src.detach()), ("clone().detach()", src.clone().detach()),
+                  ("detach().clone()", src.detach().clone())]:
+    print(f"{name:17} new memory: {out.data_ptr() != src.data_ptr()!s:5}  in graph: {out.requires_grad!s:5}"
+          f"  grad_fn: {type(out.grad_fn).__name__ if out.grad_fn else None}")
+
+# %% [markdown]
+# A detached tensor has its own *header*. Older docs warned that `resize_` or
+# `transpose_` on it would raise; on 2.13 they just change the detached header — the
+# original keeps its shape — while data writes still reach both, and every in-place
+# call (the `t_()` too) bumps the shared version counter.
+
+# %%
+x = torch.ones(2, 3, requires_grad=True)
+d = x.detach()
+d.t_()
+print("after d.t_(): d", tuple(d.shape), "x", tuple(x.shape))
+d.zero_()
+print("after d.zero_(): x =", x.detach().flatten().tolist(), "version", x._version)
+
+# %% [markdown]
 # **In place through a view.** A view (`a[0]`, `a.t()`, `a.view(...)`) shares memory
 # with its base (`view._base`) and the base's version counter. Writing through the view
 # changes the base too, so the base's *history* must change with it: its `grad_fn`
@@ -275,6 +372,47 @@ with warnings.catch_warnings(record=True) as caught:  # torch warns that the inp
     warnings.simplefilter("always")
     verdict = torch.autograd.gradcheck(TorchSquare.apply, xd.detach().float().requires_grad_(), raise_exception=False)
 print("float32 gradcheck:", verdict, "| warning:", str(caught[0].message)[:62], "...")
+
+# %% [markdown]
+# The notes' bigger custom Function: a 2-D convolution (after PyTorch's
+# conv-bn tutorial). Its backward is two convolutions — the input's gradient is a
+# *transposed* convolution of the output's gradient with the weight, the weight's
+# gradient a convolution of the input with the output's gradient (batch and channel
+# axes swapped). `@once_differentiable` declares that backward itself is not
+# differentiable: it runs without recording, so its result carries no graph and a
+# second derivative is unavailable instead of silently wrong (`gradgradcheck` fails).
+# The notes check it on a (10, 3, 7, 7) input with five 3×3 filters; smaller shapes
+# keep the cell fast (gradcheck perturbs every
+# input element twice).
+
+# %%
+from torch.autograd.function import once_differentiable  # noqa: E402
+
+
+class Conv2D(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, X, weight):
+        ctx.save_for_backward(X, weight)
+        return torch.nn.functional.conv2d(X, weight)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out):
+        X, weight = ctx.saved_tensors
+        grad_X = torch.nn.functional.conv_transpose2d(grad_out, weight)
+        grad_weight = torch.nn.functional.conv2d(X.transpose(0, 1), grad_out.transpose(0, 1)).transpose(0, 1)
+        return grad_X, grad_weight
+
+
+torch.manual_seed(0)
+weight = torch.rand(2, 3, 3, 3, requires_grad=True, dtype=torch.double)
+Xc = torch.rand(2, 3, 5, 5, requires_grad=True, dtype=torch.double)
+print("gradcheck:", torch.autograd.gradcheck(Conv2D.apply, (Xc, weight)))
+print("same gradients as F.conv2d:", all(torch.allclose(g, h) for g, h in zip(
+    torch.autograd.grad(Conv2D.apply(Xc, weight).sum(), (Xc, weight)),
+    torch.autograd.grad(torch.nn.functional.conv2d(Xc, weight).sum(), (Xc, weight)))))
+(g_x,) = torch.autograd.grad(Conv2D.apply(Xc, weight).sum(), Xc, create_graph=True)
+print("create_graph=True, but the gradient has no graph: requires_grad =", g_x.requires_grad)
 
 # %% [markdown]
 # ## 8. The same graph in minikernel
@@ -613,6 +751,22 @@ Y_hat = X @ w.t() + b
 graph_picture(torch.mean(torch.pow(Y_hat - Y, 2)), params={"w": w, "b": b})
 
 # %% [markdown]
+# The notes draw the same graph with torchviz's `make_dot(y, params=...)`, which
+# writes a graphviz file and renders it with `dot` (installed with the course; no
+# network needed). Below, its drawing on the left beside `graph_svg`'s on the
+# right: the same nodes (blue: the named parameters, grey: backward nodes,
+# `AccumulateGrad` above each leaf); torchviz omits the saved tensors.
+# (`widgets.hiddenlayer_compat.make_dot_svg` only renames torchviz's node ids,
+# which are memory addresses, so the picture is the same every run.)
+
+# %% tags=["nbval-ignore-output"]
+from IPython.display import HTML  # noqa: E402
+
+from widgets.hiddenlayer_compat import autograd_compare_html  # noqa: E402
+
+HTML(autograd_compare_html(torch.mean(torch.pow(X @ w.t() + b - Y, 2)), params={"w": w, "b": b}))
+
+# %% [markdown]
 # ## 10. Layers instead of operations: hiddenlayer
 #
 # An autograd graph shows every operation; for a model one usually wants its layers.
@@ -630,6 +784,62 @@ from widgets import hiddenlayer_compat
 model = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
                             torch.nn.Flatten(), torch.nn.Linear(4 * 3 * 3, 2))
 HTML(hiddenlayer_compat.compare_html(model, torch.randn(1, 1, 8, 8)))
+
+# %% [markdown]
+# ## 11. Turning recording off: no_grad, inference_mode — and what eval() does not do
+#
+# Recording costs memory: every node keeps what its backward needs until backward
+# runs. When no backward will follow — evaluation, inference, an optimizer's update
+# of its parameters — switch recording off:
+#
+# * `with torch.no_grad():` results get no `grad_fn` and `requires_grad=False`; the
+#   tensors are ordinary and may later enter a graph.
+# * `with torch.inference_mode():` the same, and more: its results are *inference
+#   tensors* with no version counter and no view tracking, a little faster, but they
+#   may never be saved for a backward nor be written in place outside the mode.
+# * `model.eval()` changes **none of this**. It flips `training` on every submodule,
+#   which only changes what layers such as Dropout and BatchNorm compute (chapter 08
+#   §9); the graph is recorded as before. Validation code wants both: `model.eval()`
+#   *and* `torch.no_grad()`.
+
+# %%
+model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Dropout(0.5))
+inp = torch.ones(1, 3)
+model.eval()
+out_eval = model(inp)
+print("eval():        grad_fn", type(out_eval.grad_fn).__name__, "| requires_grad", out_eval.requires_grad)
+with torch.no_grad():
+    out_ng = model(inp)
+print("no_grad():     grad_fn", out_ng.grad_fn, "| requires_grad", out_ng.requires_grad)
+with torch.inference_mode():
+    out_inf = model(inp)
+print("inference_mode: grad_fn", out_inf.grad_fn, "| is_inference", out_inf.is_inference(),
+      "| no_grad result is_inference", out_ng.is_inference())
+w_new = torch.ones(3, requires_grad=True)
+print("no_grad result in a later graph:", (out_ng[0] * w_new).sum().requires_grad)
+for what, op in [("saved for backward", lambda: (out_inf[0] * w_new).sum().backward()),
+                 ("written in place", lambda: out_inf.add_(1))]:
+    try:
+        op()
+    except RuntimeError as err:
+        print(f"inference tensor {what}: RuntimeError:", str(err).split(".")[0])
+
+# %% [markdown]
+# `torch.set_grad_enabled(flag)` is the switchable form (a train/validate loop can use
+# `with torch.set_grad_enabled(training):`), and `@torch.no_grad()` decorates a
+# function. An optimizer's `step()` runs under no_grad — that is why updating a leaf
+# in place there is allowed:
+
+# %%
+with torch.set_grad_enabled(False):
+    print("set_grad_enabled(False):", (w_new * 2).requires_grad, "| is_grad_enabled:", torch.is_grad_enabled())
+try:
+    w_new.sub_(0.1)
+except RuntimeError as err:
+    print("outside: RuntimeError:", err)
+with torch.no_grad():
+    w_new.sub_(0.1)          # what SGD's step does: p -= lr * p.grad
+print("inside no_grad:", w_new)
 
 # %% [markdown]
 # ## Grade

@@ -44,8 +44,11 @@
 
 # %%
 import collections
+import contextlib
 import copy
 import inspect
+import io
+import logging
 import pickle
 import sys
 import tempfile
@@ -881,6 +884,122 @@ with warnings.catch_warnings():
 print(type(loaded).__name__, loaded(x_neg).tolist(), loaded(x_pos).tolist())
 
 # %% [markdown]
+# ### Trace inside script inside trace: the notes' RNN
+#
+# The two mix. The notes nest them four deep (`minikernel/saving.py`): a **scripted**
+# `DecisionGate` inside `MyCell`, which is **traced** (a scripted submodule is *called*
+# by the trace, so the `if` survives); `MyRNNLoop` runs a Python `for` over the time
+# steps and is **scripted** (a trace would unroll the loop to the example's length);
+# `WrapRNN` around it is **traced** again. `.code` prints each level as TorchScript's
+# Python-like source; `.graph` is the IR underneath (typed values `%name`, `aten::`
+# operators, `prim::Loop` for the loop).
+
+# %%
+torch.manual_seed(0)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    wrapped = torch.jit.trace(saving.WrapRNN(), torch.rand(10, 3, 4))
+print(wrapped.code)
+print(wrapped.loop.code)
+print(wrapped.loop.cell.code)
+print(wrapped.loop.cell.dg.code)
+ir = str(wrapped.loop.graph)
+print("MyRNNLoop's IR has a prim::Loop:", "prim::Loop" in ir, "| its operators:",
+      sorted({line.split("aten::")[1].split("(")[0] for line in ir.splitlines() if "aten::" in line}))
+
+# %%
+wrapped.save(str(tmp / "wrapped_rnn.pt"))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    loaded_rnn = torch.jit.load(str(tmp / "wrapped_rnn.pt"))
+xs = torch.rand(7, 3, 4)                 # 7 steps: the loop is not fixed to the example's 10
+print("loaded equals the original on 7 steps:", torch.equal(loaded_rnn(xs), wrapped(xs)))
+
+# %% [markdown]
+# The file also loads from C++ without Python: `torch::jit::load("wrapped_rnn.pt")`
+# in a program linked against libtorch (not installed with this course).
+#
+# ### After TorchScript: torch.fx, torch.export, torch.compile
+#
+# PyTorch 2 captures graphs three other ways. Each sees the program differently, and
+# each stops somewhere else — the `if` on a tensor's value is the test.
+#
+# **torch.fx** runs `forward` once on *proxies* that record every call, giving a
+# `GraphModule`: a graph you can edit in Python, and its regenerated code. A proxy has
+# no value, so `if x.sum() > 0` cannot be decided: `TraceError`.
+
+# %%
+cell_gm = torch.fx.symbolic_trace(saving.MyCell(torch.nn.Identity()))
+print(cell_gm.graph)
+try:
+    torch.fx.symbolic_trace(saving.DecisionGate())
+except torch.fx.proxy.TraceError as err:
+    print("DecisionGate: TraceError:", err)
+
+# %% [markdown]
+# A **graph pass** walks the nodes and rewrites them. This one swaps `tanh` for
+# `sigmoid` and recompiles; the new module's code shows it, and it computes what the
+# edited formula says.
+
+# %%
+for fx_node in cell_gm.graph.nodes:
+    if fx_node.op == "call_function" and fx_node.target is torch.tanh:
+        fx_node.target = torch.sigmoid
+cell_gm.recompile()
+print(cell_gm.code.strip())
+xc, hc = torch.rand(3, 4), torch.rand(3, 4)
+print("equals sigmoid(linear(x) + h):", torch.allclose(cell_gm(xc, hc)[0], torch.sigmoid(cell_gm.linear(xc) + hc)))
+
+# %% [markdown]
+# **torch.export** traces down to ATen operators with symbolic shapes, for running
+# without Python (AOTInductor, ExecuTorch). It refuses to guess a data-dependent
+# branch; `torch.cond(pred, true_fn, false_fn, operands)` writes the branch so that
+# both sides are captured (`CondGate`), and the exported program takes either at run
+# time.
+
+# %%
+logging.getLogger("torch.fx.experimental.symbolic_shapes").setLevel(logging.ERROR)
+try:
+    with contextlib.redirect_stderr(io.StringIO()):  # export also prints the partial graph it traced
+        torch.export.export(saving.DecisionGate(), (x_pos,))
+except Exception as err:  # torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode
+    print("DecisionGate:", type(err).__name__ + ":", str(err).splitlines()[0])
+exported = torch.export.export(saving.CondGate(), (x_pos,))
+print(exported.graph_module.code.strip())
+print("both branches:", exported.module()(x_neg).tolist(), exported.module()(x_pos).tolist())
+
+# %% [markdown]
+# **torch.compile** captures with TorchDynamo, which reads the function's Python
+# bytecode as it runs. Where it meets something it cannot put in a graph — here the
+# `if` on a tensor — it does not fail: it **breaks the graph**, lets Python decide, and
+# starts a new graph after. A backend receives each captured graph; the one below just
+# records them and runs them unchanged (the default backend, Inductor, would generate
+# and compile C++ for each — tens of seconds on this machine, so not here).
+
+# %%
+captured = []
+
+
+def recording_backend(gm, example_inputs):
+    captured.append(gm)
+    return gm.forward
+
+
+torch._dynamo.reset()
+compiled_gate = torch.compile(saving.DecisionGate(), backend=recording_backend)
+print(compiled_gate(x_neg).tolist(), compiled_gate(x_pos).tolist(), "| graphs captured:", len(captured))
+for gm in captured:
+    print(gm.code.strip().split("\n", 1)[1])
+
+# %% [markdown]
+# Two graphs for one function: the condition up to the break, then the branch that
+# ran (`-x`); the `x` branch needs no graph. A second call reuses the cached graphs.
+# In short: **TorchScript** compiles a Python subset (script) or records one run
+# (trace); **fx** records calls symbolically and is easy to transform; **export**
+# captures the whole program or refuses, with `torch.cond` for branches;
+# **compile** captures what it can and falls back to Python at every break.
+
+# %% [markdown]
 # ## 9. train() and eval()
 #
 # A module starts in training mode; `model.eval()` switches it (and every submodule)
@@ -1043,6 +1162,177 @@ plt.show()
 # %% tags=["nbval-ignore-output"]
 dashboard.show()
 dashboard.close()
+
+# %% [markdown]
+# ## 11. Reproducibility
+#
+# A run is reproducible when every random number generator starts from the same seed
+# and every kernel is deterministic. The seeds: Python's `random`, numpy, torch
+# (`torch.manual_seed` seeds the CPU *and* every CUDA device; `cuda.manual_seed_all`
+# is the older spelling), and `PYTHONHASHSEED` for set/dict order (read at
+# interpreter start, so set it outside Python). DataLoader workers get their own
+# seeds (§7).
+
+# %%
+import os  # noqa: E402
+import random  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+
+def draw(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    return random.random(), float(np.random.rand()), torch.rand(1).item()
+
+
+print("same seed, same numbers:", draw(0) == draw(0), "| PYTHONHASHSEED set here:", "PYTHONHASHSEED" in os.environ)
+
+# %% [markdown]
+# Kernels: some GPU kernels (atomic adds in `index_add_`, scatter, some convolution
+# algorithms) give run-to-run differences. `torch.use_deterministic_algorithms(True)`
+# makes PyTorch pick deterministic implementations and *raise* where none exists.
+# The notes' `torch.set_deterministic(True)` (1.7) was its first name and is gone.
+# cuDNN has two more switches: `cudnn.deterministic`, and `cudnn.benchmark`, which
+# times several convolution algorithms on the first call of each shape and keeps the
+# fastest (the choice may vary between runs). Unlike MXNet, PyTorch does **not**
+# autotune by default: `benchmark` is False.
+
+# %%
+print("torch.set_deterministic exists:", hasattr(torch, "set_deterministic"))
+torch.use_deterministic_algorithms(True)
+print("deterministic algorithms:", torch.are_deterministic_algorithms_enabled())
+torch.use_deterministic_algorithms(False)
+print("cudnn.benchmark default:", torch.backends.cudnn.benchmark, "| cudnn.deterministic default:",
+      torch.backends.cudnn.deterministic)
+
+# %% [markdown]
+# ## 12. More of the loop from the notes
+#
+# **Counting and freezing parameters.** `sum(p.numel() for p in model.parameters())`
+# counts them. Fine-tuning freezes a backbone with `requires_grad_(False)`: its
+# parameters get no gradient (and backward does not even reach them), and a
+# replaced head trains alone — or with a larger learning rate in its own param group.
+# Layers created but never called are still initialized and counted.
+
+# %%
+torch.manual_seed(0)
+net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+print("parameters:", sum(p.numel() for p in net.parameters()))
+net[0].requires_grad_(False)
+net[2] = torch.nn.Linear(8, 2)      # a new head
+opt_ft = torch.optim.SGD([{"params": net[2].parameters(), "lr": 0.1}], lr=0.01)
+net(torch.randn(5, 4)).pow(2).mean().backward()
+print("backbone grad:", net[0].weight.grad, "| head grad set:", net[2].weight.grad is not None,
+      "| trainable:", sum(p.numel() for p in net.parameters() if p.requires_grad))
+
+
+class WithSpare(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.used, self.spare = torch.nn.Linear(4, 2), torch.nn.Linear(4, 1000)   # spare is never called
+
+    def forward(self, x):
+        return self.used(x)
+
+
+print("a layer forward never calls is still initialized and counted:",
+      sum(p.numel() for p in WithSpare().parameters()), "parameters")
+
+# %% [markdown]
+# **`model.zero_grad()` vs `optimizer.zero_grad()`.** The first clears every
+# parameter of the model, the second every parameter the optimizer holds — the same
+# set in a simple loop, different when one optimizer drives part of a model or one
+# model's parameters are split across optimizers. Both set `.grad = None` by default
+# (`set_to_none=True`), which frees the memory; `set_to_none=False` writes zeros.
+
+# %%
+opt_ft.zero_grad()
+print("after optimizer.zero_grad(): head", net[2].weight.grad, "| other layers untouched:",
+      all(p.grad is None for p in net.parameters()))
+net(torch.randn(5, 4)).pow(2).mean().backward()
+net.zero_grad(set_to_none=False)
+print("model.zero_grad(set_to_none=False):", float(net[2].weight.grad.abs().sum()))
+
+# %% [markdown]
+# **Gradient accumulation.** Gradients add up over backward calls (chapter 03), so
+# a batch of 64 can be run as two of 32 with the loss halved, stepping once: the
+# update is the same (up to rounding) — except for BatchNorm, which would see 32 rows
+# at a time.
+
+# %%
+torch.manual_seed(0)
+data64, target64 = torch.randn(64, 4), torch.randn(64, 3)
+nets = [torch.nn.Linear(4, 3) for _ in range(2)]
+nets[1].load_state_dict(nets[0].state_dict())
+torch.nn.functional.mse_loss(nets[0](data64), target64).backward()
+for half in (slice(0, 32), slice(32, 64)):
+    (torch.nn.functional.mse_loss(nets[1](data64[half]), target64[half]) / 2).backward()
+print("accumulated 2×32 equals 64:", torch.allclose(nets[0].weight.grad, nets[1].weight.grad, atol=1e-6))
+
+# %% [markdown]
+# **Losses the notes add.** `MSELoss` and `L1Loss` average the squared and the
+# absolute errors. `CrossEntropyLoss(label_smoothing=ε)` replaces the notes'
+# hand-written label-smoothing module (target: 1 − ε on the class plus ε/C spread over
+# all classes); an L1 penalty is added to the loss by hand (`λ·Σ|w|` — the notes build
+# an `L1Loss` and never use it).
+
+# %%
+logits, labels = torch.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0]]), torch.tensor([0, 2])
+eps, n_cls = 0.1, 3
+smooth = torch.full((2, n_cls), eps / n_cls).scatter_(1, labels[:, None], 1 - eps + eps / n_cls)
+by_hand = -(smooth * logits.log_softmax(1)).sum(1).mean()
+print("label_smoothing=0.1:", round(torch.nn.CrossEntropyLoss(label_smoothing=eps)(logits, labels).item(), 6),
+      "by hand:", round(by_hand.item(), 6))
+l1 = 1e-3 * sum(p.abs().sum() for p in net.parameters())
+print("L1 penalty term:", round(l1.item(), 6))
+pred, goal = torch.tensor([1.0, 2.0, 4.0]), torch.tensor([1.5, 2.0, 1.0])
+print("MSELoss:", round(torch.nn.MSELoss()(pred, goal).item(), 4), "= (0.25 + 0 + 9) / 3 | L1Loss:",
+      round(torch.nn.L1Loss()(pred, goal).item(), 4), "= (0.5 + 0 + 3) / 3")
+
+# %% [markdown]
+# **`F.dropout` is not switched off by `eval()`.** `nn.Dropout` reads the module's
+# `training` flag; the functional form has its own `training=True` default, so a
+# forward written with `F.dropout(x, 0.5)` keeps dropping in evaluation. Pass
+# `training=self.training`.
+
+# %%
+class FunctionalDropout(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.dropout(x, 0.5)
+
+
+fd = FunctionalDropout().eval()
+torch.manual_seed(0)
+print("eval(), F.dropout(x, 0.5):", fd(torch.ones(6)).tolist())
+
+# %% [markdown]
+# **More schedulers.** `MultiStepLR` multiplies by γ at given epochs;
+# `ReduceLROnPlateau` watches a metric you pass to `step(metric)` and cuts the rate
+# when it stops improving for `patience` epochs; schedulers can be **chained** — two on
+# one optimizer multiply their factors (`ChainedScheduler` steps them together).
+
+# %%
+def lrs(make, steps=8, metrics=None):
+    p = torch.zeros(1, requires_grad=True)
+    o = torch.optim.SGD([p], lr=1.0)
+    scheds = make(o)
+    out = []
+    for epoch in range(steps):
+        o.step()
+        for sch in scheds:
+            sch.step(metrics[epoch]) if metrics else sch.step()
+        out.append(round(o.param_groups[0]["lr"], 4))
+    return out
+
+
+print("MultiStepLR([2, 5], 0.1):    ", lrs(lambda o: [torch.optim.lr_scheduler.MultiStepLR(o, [2, 5], 0.1)]))
+print("ReduceLROnPlateau(patience=1):", lrs(lambda o: [torch.optim.lr_scheduler.ReduceLROnPlateau(o, patience=1)],
+                                              metrics=[5, 4, 4, 4, 3, 3, 3, 3]))
+print("Exponential(0.9) + StepLR(3): ", lrs(lambda o: [torch.optim.lr_scheduler.ExponentialLR(o, 0.9),
+                                                      torch.optim.lr_scheduler.StepLR(o, 3, 0.5)]))
+print("0.9^epoch · 0.5^(epoch // 3): ", [round(0.9 ** e * 0.5 ** (e // 3), 4) for e in range(1, 9)])
 
 # %% [markdown]
 # ## Grade chapter 08

@@ -170,3 +170,22 @@ def test_graphviz_stand_in_only_while_needed():
             assert '"a" [label=<<b>bold</b>>]' in dot.source and '"a" -> "b" [label="say \\"hi\\""]' in dot.source
             assert dot.pipe(format="svg", encoding="utf-8").startswith("<svg")
     assert real or "graphviz" not in sys.modules  # lent only inside the block
+
+
+def test_make_dot_svg_is_torchvizs_drawing_and_the_same_every_time():
+    pytest.importorskip("torchviz")
+    w = torch.tensor([[3.0, 1.0]], requires_grad=True)
+    b = torch.tensor([[3.0]], requires_grad=True)
+
+    def draw():
+        loss = ((torch.ones(4, 2) @ w.t() + b) ** 2).mean()
+        return hc.make_dot_svg(loss, {"w": w, "b": b})
+
+    svg = draw()
+    assert svg.startswith("<svg") and svg == draw()
+    texts = re.findall(r">([^<>]+)</text>", svg)
+    for label in ("w", "b", "MmBackward0", "MeanBackward0", "AccumulateGrad"):
+        assert any(label in t for t in texts), label
+    assert not re.search(r"\d{9,}", svg)  # no memory addresses left
+    page = hc.autograd_compare_html(((torch.ones(4, 2) @ w.t() + b) ** 2).mean(), {"w": w, "b": b})
+    assert re.findall(r'data-view="(\w+)"', page) == ["torchviz", "graph_svg"]

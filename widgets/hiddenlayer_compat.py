@@ -19,6 +19,7 @@ import contextlib
 import copy
 import importlib.util
 import os
+import re
 import sys
 import types
 from typing import Any, Iterator, Optional
@@ -98,6 +99,11 @@ def _build_dot(self):
         return _ORIGINAL_BUILD_DOT(renamed)
 
 
+def _repr_svg(self) -> str:
+    """Jupyter's display of a ``hiddenlayer.Graph``: its SVG through ``pipe``."""
+    return self.build_dot().pipe(format="svg", encoding="utf-8")
+
+
 _ORIGINAL_BUILD_DOT = None
 
 
@@ -121,15 +127,8 @@ def install():
     if _ORIGINAL_BUILD_DOT is None:
         _ORIGINAL_BUILD_DOT = hl.Graph.build_dot
         hl.Graph.build_dot = _build_dot
-        # hiddenlayer's own display path calls ``Digraph._repr_svg_``, which the graphviz
-        # package dropped in 0.19; ``pipe`` is in every version and in the stand-in above.
-        hl.Graph._repr_svg_ = _graph_svg
+        hl.Graph._repr_svg_ = _repr_svg  # graphviz >= 0.19's Digraph has no _repr_svg_
     return hl
-
-
-def _graph_svg(self) -> str:
-    """``hiddenlayer.Graph._repr_svg_`` (what Jupyter shows), through ``Digraph.pipe``."""
-    return self.build_dot().pipe(format="svg", encoding="utf-8")
 
 
 def build_graph(model: nn.Module, args, transforms="default", framework_transforms="default",
@@ -153,13 +152,47 @@ def build_graph(model: nn.Module, args, transforms="default", framework_transfor
 def hl_svg(graph) -> str:
     """The SVG of a ``hiddenlayer.Graph`` (its own theme and layout)."""
     install()
-    svg = graph._repr_svg_()
+    svg = graph.build_dot().pipe(format="svg", encoding="utf-8")  # the shim and graphviz 0.21 both have pipe
     return svg[svg.index("<svg"):] if "<svg" in svg else svg
 
 
 def torchviz_available() -> bool:
     """Whether ``torchviz`` (for ``make_dot``) is installed."""
     return importlib.util.find_spec("torchviz") is not None
+
+
+def make_dot_svg(out, params: Optional[dict] = None) -> str:
+    """torchviz's ``make_dot(out, params)`` as SVG, the same every run.
+
+    torchviz names each node ``str(id(...))``, a memory address; they are renamed
+    ``n0, n1, ...`` in order of appearance before ``dot`` lays the graph out, so the
+    drawing does not change from run to run. Blue boxes are the tensors in
+    ``params`` (with their names), grey ones autograd nodes, green the output.
+
+    Example::
+
+        >>> w = torch.ones(2, requires_grad=True)
+        >>> "MulBackward0" in make_dot_svg((w * 3).sum(), {"w": w})
+        True
+    """
+    from torchviz import make_dot
+
+    ids: dict[str, str] = {}
+    with graphviz_module():
+        source = make_dot(out, params=params).source
+    source = re.sub(r"\b\d{9,}\b", lambda m: ids.setdefault(m.group(), f"n{len(ids)}"), source)
+    svg = run_dot(source, "svg")
+    return svg[svg.index("<svg"):]
+
+
+def autograd_compare_html(out, params: Optional[dict] = None) -> str:
+    """torchviz's drawing of ``out``'s autograd graph beside ``widgets.graph_svg``'s, as one HTML block."""
+    from .graph_render import graph_svg
+
+    pane = '<div data-view="{}" style="margin-right:1em"><div style="font:bold 13px sans-serif">{}</div>{}</div>'
+    return (f'<div class="mk-autograd-compare" style="display:flex;align-items:flex-start;overflow:auto">'
+            f'{pane.format("torchviz", "torchviz make_dot", make_dot_svg(out, params))}'
+            f'{pane.format("graph_svg", "widgets.graph_svg", graph_svg(out, params=params, prefix="tvz"))}</div>')
 
 
 def compare_html(model: nn.Module, args, transforms="default") -> str:
@@ -177,11 +210,7 @@ def compare_html(model: nn.Module, args, transforms="default") -> str:
     out = model(*args)
     params = dict(model.named_parameters())
     if torchviz_available():
-        from torchviz import make_dot
-
-        with graphviz_module():
-            svg = make_dot(out, params=params).pipe(format="svg", encoding="utf-8")
-        view, right, note = "torchviz", svg[svg.index("<svg"):], "torchviz make_dot: the autograd graph"
+        view, right, note = "torchviz", make_dot_svg(out, params), "torchviz make_dot: the autograd graph"
     else:
         view, right = "graph_svg", graph_svg(out, params=params, prefix="cmp")
         note = "torchviz is not installed: the same autograd graph drawn by widgets.graph_svg"
@@ -192,4 +221,5 @@ def compare_html(model: nn.Module, args, transforms="default") -> str:
 
 
 __all__ = ["install", "import_graph", "build_graph", "hl_svg", "compare_html", "torchviz_available",
+           "make_dot_svg", "autograd_compare_html",
            "Digraph", "graphviz_module", "MODULE_OPS", "FUNCTION_OPS"]

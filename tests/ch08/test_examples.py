@@ -48,3 +48,37 @@ def test_decision_gate_trace_loses_the_branch_script_keeps_it():
     assert saving.DecisionGate()(x_neg).tolist() == scripted(x_neg).tolist() == [1.0, 1.0]
     assert traced(x_neg).tolist() == [-1.0, -1.0]
     assert saving.MyModule()(torch.zeros(2, 3)).shape == (2, 3)
+
+
+def eager_rnn(loop: saving.MyRNNLoop, xs: torch.Tensor) -> torch.Tensor:
+    """WrapRNN's computation written out in eager torch, from the traced cell's own weights."""
+    linear = loop.cell.linear
+    h = torch.zeros(3, 4)
+    for x in xs:
+        z = torch.nn.functional.linear(x, linear.weight, linear.bias)
+        h = torch.tanh((z if z.sum() > 0 else -z) + h)
+    return torch.relu(h)
+
+
+def test_the_notes_nested_rnn_keeps_its_loop_and_its_branch_through_save_and_load(tmp_path):
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        wrapped = torch.jit.trace(saving.WrapRNN(), torch.rand(10, 3, 4))
+        wrapped.save(str(tmp_path / "wrapped_rnn.pt"))
+        loaded = torch.jit.load(str(tmp_path / "wrapped_rnn.pt"))
+    assert "prim::Loop" in str(wrapped.loop.graph) and "if " in wrapped.loop.cell.dg.code
+    for steps, sign in ((10, 1.0), (7, 1.0), (3, -1.0)):   # other lengths and the other branch
+        xs = sign * torch.rand(steps, 3, 4)
+        expected = eager_rnn(wrapped.loop, xs)
+        assert torch.allclose(wrapped(xs), expected, atol=1e-6)
+        assert torch.allclose(loaded(xs), expected, atol=1e-6)
+
+
+def test_cond_gate_exports_both_branches_and_decision_gate_does_not():
+    x_pos, x_neg = torch.tensor([1.0, 2.0]), torch.tensor([-1.0, -3.0])
+    exported = torch.export.export(saving.CondGate(), (x_pos,)).module()
+    for x in (x_pos, x_neg):
+        assert torch.equal(exported(x), saving.DecisionGate()(x))
+    with pytest.raises(Exception, match="data-dependent"):
+        torch.export.export(saving.DecisionGate(), (x_pos,))
