@@ -744,10 +744,15 @@ print("watched layers:", dashboard.watched)
 # %% [markdown]
 # TensorBoard's *Graphs* tab shows a model's graph, which `add_graph` records by
 # tracing one call with `torch.jit.trace` (so only a `torch.nn.Module` can be drawn
-# this way; the dashboard's own hooks are paused while it traces):
+# this way; the dashboard's own hooks are paused while it traces). Anything else goes
+# through the run's `SummaryWriter`: here the first layer's weights as an image
+# (scaled to [0, 1]; the notes tile several with torchvision's `make_grid`):
 
 # %% tags=["nbval-ignore-output"]
 dashboard.add_graph(points[:4], run="torch")
+first_weight = spiral_net[0].weight.detach()
+picture = (first_weight - first_weight.min()) / (first_weight.max() - first_weight.min())
+dashboard.tensorboard.writer("torch").add_image("layer 0 weight", picture[None], 299, dataformats="CHW")
 
 # %% [markdown]
 # The dashboard's hooks are forward hooks like any other, so it watches a
@@ -801,7 +806,8 @@ for run, curve in (("torch", losses), ("minikernel", mk_losses)):
     tags = events.Tags()
     logged = [e.value for e in events.Scalars("loss")]
     print(f"{run}: {len(logged)} loss points, equal to the loop's: {np.allclose(logged, curve)}; "
-          f"{len(tags['histograms'])} histogram tags, e.g. {sorted(tags['histograms'])[:3]}; graph: {tags['graph']}")
+          f"{len(tags['histograms'])} histogram tags, e.g. {sorted(tags['histograms'])[:3]}; "
+          f"images: {tags['images']}; graph: {tags['graph']}")
 
 # %% [markdown]
 # ## 11. hiddenlayer: History and Canvas
