@@ -1053,6 +1053,53 @@ print("norms of rows 1, 3 after a lookup with max_norm=1:",
       [round(n, 4) for n in capped.weight.detach()[[1, 3]].norm(dim=1).tolist()])
 
 # %% [markdown]
+# **Ways to build a model.** `Sequential` for a chain; a `Module` subclass for
+# anything else (control flow in `forward`, layers reused); nesting both. The notes'
+# `MySequential` shows what `Sequential` does inside: each layer filed under
+# `self._modules[str(i)]` — the dict `__setattr__` fills (section 3) — and called in
+# order. A shape assertion at the top of `forward` catches a wrong input early:
+
+# %%
+class MySequential(torch.nn.Module):
+    def __init__(self, *layers):
+        super().__init__()
+        for i, layer in enumerate(layers):
+            self._modules[str(i)] = layer
+
+    def forward(self, x):
+        for layer in self._modules.values():
+            x = layer(x)
+        return x
+
+
+class Gated(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = MySequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+        self.out = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        assert x.dim() == 2 and x.shape[1] == 4, f"expected (N, 4), got {tuple(x.shape)}"
+        h = self.body(x)
+        if h.sum() > 0:  # control flow in forward: fine in eager mode (chapter 08 §8 on tracing it)
+            h = self.body(h)  # the same layers used twice
+        return self.out(h)
+
+
+torch.manual_seed(0)
+layers = [torch.nn.Linear(4, 4), torch.nn.ReLU()]
+mine_seq, torch_seq = MySequential(*layers), torch.nn.Sequential(*layers)
+probe4 = torch.randn(3, 4)
+print("MySequential == nn.Sequential:", torch.equal(mine_seq(probe4), torch_seq(probe4)),
+      "| same state_dict keys:", list(mine_seq.state_dict()) == list(torch_seq.state_dict()))
+gated = Gated()
+print("nested names:", [name for name, _ in gated.named_modules()][1:])
+try:
+    gated(torch.randn(4))
+except AssertionError as err:
+    print("AssertionError:", err)
+
+# %% [markdown]
 # ## Grade chapter 04
 #
 # Runs the tests of every exercise 4.x against PyTorch: the same module trees built

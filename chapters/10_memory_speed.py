@@ -559,6 +559,7 @@ print({name: [round(v) if v == v else None for v in values] for name, values in 
 import tempfile
 from pathlib import Path
 
+import numpy as np
 from PIL import Image
 
 from minikernel.utils.data import formats
@@ -593,6 +594,21 @@ readers["npy, packed"] = formats.PackedImages(formats.pack(files["npy"], image_d
 for name, dataset in readers.items():
     size = sum(p.stat().st_size for p in files[name.split(",")[0].split()[0]]) // len(dataset)
     print(f"{name:18} {samples_per_second(dataset):7.0f} samples/s   ({size // 1024} KiB per image on disk)")
+
+# %% [markdown]
+# A decoded image is an (H, W, 3) uint8 array; models want (3, H, W) floats in
+# [0, 1]. That is what torchvision's `to_tensor` does (`permute(2, 0, 1)` then
+# `/ 255`), and `to_pil_image` undoes it. torchvision decodes with PIL by default
+# — a plain pip dependency that returns RGB, where opencv returns BGR and is a large
+# binary — and `torchvision.set_image_backend("accimage")` swaps in Intel's faster
+# accimage decoder where it is installed (torchvision and accimage are not, here):
+
+# %%
+hwc = formats.ImageFiles(files["png"])[0]
+chw = hwc.permute(2, 0, 1).float() / 255
+print("HWC uint8", tuple(hwc.shape), "-> CHW float", tuple(chw.shape), f"in [{chw.min():.2f}, {chw.max():.2f}]")
+back = Image.fromarray((chw * 255).round().byte().permute(1, 2, 0).numpy())
+print("back to a PIL image:", back.mode, back.size, "| same pixels:", torch.equal(torch.from_numpy(np.array(back)), hwc))
 
 # %% [markdown]
 # The pattern, which the numbers above show on this machine: decoding dominates
@@ -1035,6 +1051,8 @@ from minikernel.utils import cuda_tour
 
 for key, value in cuda_tour.build_facts().items():
     print(f"{key:34} {value}")
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # the usual choice
+print("device chosen:", device, "| a tensor moved there:", torch.ones(2).to(device).device)
 
 # %% [markdown]
 # **Streams.** Kernels are queued on a *stream* and run in order within it; the
