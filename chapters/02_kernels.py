@@ -568,6 +568,65 @@ print("torch.backends.cudnn.allow_tf32       =", torch.backends.cudnn.allow_tf32
 print("torch.get_float32_matmul_precision()  =", torch.get_float32_matmul_precision())
 
 # %% [markdown]
+# ## Vectorized CPU kernels and runtime dispatch
+#
+# ezyang's notes: PyTorch's CPU kernels are written once with `Vectorized<T>`
+# (formerly `Vec256`) and **compiled several times**, for several instruction sets
+# (plain, AVX2, AVX-512 on x86); at start-up PyTorch asks the CPU what it supports
+# and picks the best build of each kernel. The choice is visible, and the
+# environment variable `ATEN_CPU_CAPABILITY` forces a lower one — read once, when
+# torch is imported, so here in fresh processes (the answer depends on the machine's
+# CPU, so the output is not compared):
+
+# %% tags=["nbval-ignore-output"]
+import os
+import subprocess
+import sys
+
+probe = "import torch; print(torch.backends.cpu.get_cpu_capability())"
+print("this process:", torch.backends.cpu.get_cpu_capability())
+for forced in ("default", "avx2"):
+    out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "ATEN_CPU_CAPABILITY": forced},
+                         capture_output=True, text=True, check=True).stdout.strip()
+    print(f"ATEN_CPU_CAPABILITY={forced}:", out)
+
+# %% [markdown]
+# The same `exp` over 4 M floats with each build (one thread, median of 5; timings
+# vary, so the output is not compared). The vector builds process 8 (AVX2) or 16
+# (AVX-512) floats per instruction:
+
+# %% tags=["nbval-ignore-output"]
+timer = ("import torch, time; torch.set_num_threads(1); x = torch.randn(1 << 22); t = []\n"
+         "for _ in range(5):\n s = time.perf_counter(); x.exp(); t.append(time.perf_counter() - s)\n"
+         "print(round(sorted(t)[2] * 1e3, 2))")
+for forced in ("default", "avx2", "avx512"):
+    out = subprocess.run([sys.executable, "-c", timer], env={**os.environ, "ATEN_CPU_CAPABILITY": forced},
+                         capture_output=True, text=True, check=True).stdout.strip()
+    print(f"{forced:8} exp of 4M floats: {out} ms")
+
+# %% [markdown]
+# ## Memory-bound element-wise ops
+#
+# An element-wise op does one arithmetic operation per element and moves 8–12 bytes
+# for it; a matmul does 2n operations per element it reads. So element-wise ops are
+# limited by **memory bandwidth**, matmuls by arithmetic. That is the core of the
+# ShuffleNetV2 rules the notes quote (count memory access, not only FLOPs: equal
+# channel widths, few groups, few branches, few element-wise ops). On this machine
+# (one thread; not compared):
+
+# %% tags=["nbval-ignore-output"]
+threads = torch.get_num_threads()
+torch.set_num_threads(1)
+n = 1 << 22
+a, b = torch.randn(n), torch.randn(n)
+square = torch.randn(512, 512)
+add_s = median_ms(lambda: torch.add(a, b)) / 1e3
+mm_s = median_ms(lambda: square @ square) / 1e3
+print(f"add: {n / add_s / 1e9:6.2f} GFLOP/s, moving {3 * 4 * n / add_s / 1e9:.1f} GB/s")
+print(f"matmul 512³: {2 * 512**3 / mm_s / 1e9:6.2f} GFLOP/s")
+torch.set_num_threads(threads)
+
+# %% [markdown]
 # ## Grade chapter 02
 #
 # Runs the tests of every exercise 2.x against PyTorch: each kernel on raw strided

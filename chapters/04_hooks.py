@@ -693,6 +693,17 @@ print("same outputs:", np.allclose(torch_net(inp).detach().numpy(), mk_net(mk.Te
 # plots only in memory, so they are gone when the server stops unless you save the
 # env from its page. Without a server it says so and draws the same panels here.
 #
+# The notes log the same things to TensorBoard (`SummaryWriter.add_scalar("Loss/train",
+# ...)`, parameter histograms, `add_graph`). With `tensorboard=True` the dashboard
+# also writes every record with `torch.utils.tensorboard.SummaryWriter`, into event
+# files under `runs/ch04/<run>` at the top of the course: scalars and gradient
+# norms each step, histograms of activations, weights and gradients every
+# `every`-th step. Unlike visdom's plots they stay on disk. To see them, run
+# `python -m minikernel tensorboard` in a terminal (TensorBoard on
+# http://127.0.0.1:6006, offline; by hand: `tensorboard --logdir runs --host 127.0.0.1`).
+# In a notebook, `%load_ext tensorboard` then `%tensorboard --logdir ../runs --host 127.0.0.1`
+# shows the same page in an output cell.
+#
 # The data: two-dimensional spirals, three classes, 300 points; the model an MLP.
 
 # %%
@@ -715,7 +726,7 @@ opt = torch.optim.SGD(spiral_net.parameters(), lr=0.5)
 # %% tags=["nbval-ignore-output"]
 from widgets.dashboard import Dashboard
 
-dashboard = Dashboard(spiral_net, env="ch04", optimizer=opt, live=False, every=10)
+dashboard = Dashboard(spiral_net, env="ch04", optimizer=opt, live=False, every=10, tensorboard=True)
 
 # %%
 losses = []
@@ -729,6 +740,19 @@ for step in range(300):
 accuracy = (spiral_net(points).argmax(dim=1) == labels).float().mean().item()
 print(f"loss {losses[0]:.2f} -> below 0.2: {losses[-1] < 0.2}; training accuracy above 80%: {accuracy > 0.8}")
 print("watched layers:", dashboard.watched)
+
+# %% [markdown]
+# TensorBoard's *Graphs* tab shows a model's graph, which `add_graph` records by
+# tracing one call with `torch.jit.trace` (so only a `torch.nn.Module` can be drawn
+# this way; the dashboard's own hooks are paused while it traces). Anything else goes
+# through the run's `SummaryWriter`: here the first layer's weights as an image
+# (scaled to [0, 1]; the notes tile several with torchvision's `make_grid`):
+
+# %% tags=["nbval-ignore-output"]
+dashboard.add_graph(points[:4], run="torch")
+first_weight = spiral_net[0].weight.detach()
+picture = (first_weight - first_weight.min()) / (first_weight.max() - first_weight.min())
+dashboard.tensorboard.writer("torch").add_image("layer 0 weight", picture[None], 299, dataformats="CHW")
 
 # %% [markdown]
 # The dashboard's hooks are forward hooks like any other, so it watches a
@@ -766,6 +790,29 @@ print("minikernel's loss curve is torch's:", np.allclose(mk_losses, losses, rtol
 # %% tags=["nbval-ignore-output"]
 dashboard.show()
 dashboard.close()
+
+# %% [markdown]
+# What went to TensorBoard, read back with TensorBoard's own reader
+# (`EventAccumulator`): one run directory per `run=`, and in each the loss of every
+# step — the same numbers the dashboard recorded from the loops above — plus the
+# histograms and, for the torch run, the image and the graph:
+
+# %%
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+for run in ("torch", "minikernel"):
+    if run not in dashboard.history.scalars["loss"]:  # the minikernel run needs exercises 4.1 and 4.2
+        print(f"{run}: no run written yet: finish exercise 4.1 (module_setattr) and exercise 4.2 "
+              "(run_forward_pre_hooks, run_forward_hooks), then run the cells above again")
+        continue
+    events = EventAccumulator(str(dashboard.tensorboard.run_dir(run)),
+                              size_guidance={"scalars": 0, "histograms": 0}).Reload()
+    tags = events.Tags()
+    logged = [e.value for e in events.Scalars("loss")]
+    recorded = dashboard.history.scalars["loss"][run].values
+    print(f"{run}: {len(logged)} loss points, equal to the loop's: {np.allclose(logged, recorded)}; "
+          f"{len(tags['histograms'])} histogram tags, e.g. {sorted(tags['histograms'])[:3]}; "
+          f"images: {tags['images']}; graph: {tags['graph']}")
 
 # %% [markdown]
 # ## 11. hiddenlayer: History and Canvas
@@ -809,6 +856,274 @@ for step in range(200):
 # %%
 print("steps logged:", history.steps)
 print("metrics:", sorted(history.metrics))
+
+# %% [markdown]
+# ## 12. Module odds and ends from the notes
+#
+# The notes collect many small `nn.Module` recipes. Each one below runs on today's
+# PyTorch; where the notes' version is outdated or buggy, the cell shows what
+# holds instead.
+#
+# **A model summary and the parameter count.** pytorch-summary's Keras-style
+# table is forward hooks again: `minikernel.utils.summary` hangs one on every leaf,
+# runs one forward pass under `no_grad`, and removes them. The notes' two-layer
+# ConvNet, with the parameter count `sum(p.numel() for p in model.parameters())`:
+
+# %%
+from minikernel.utils.summary import summary
+
+torch.manual_seed(0)
+convnet = torch.nn.Sequential(
+    torch.nn.Conv2d(1, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+    torch.nn.Conv2d(8, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
+    torch.nn.Linear(16, 10))
+print(summary(convnet, torch.zeros(2, 1, 28, 28)))
+print("sum(p.numel()):", sum(p.numel() for p in convnet.parameters()))
+
+# %% [markdown]
+# **`nn` modules versus `nn.functional`.** A module holds its parameters and its
+# train/eval state; the function takes them as arguments. The same ConvNet written
+# with `F.conv2d`, `F.batch_norm`, ... on the module's own tensors gives the same
+# output — flattening only *after* the convolutions (the notes' functional version
+# flattens first, which breaks the conv). The pitfall: `F.dropout(x, p)` has
+# `training=True` by default, so `model.eval()` does not switch it off unless the
+# module passes `training=self.training`:
+
+# %%
+convnet.eval()
+x28 = torch.randn(2, 1, 28, 28)
+c1, bn, c2, fc = convnet[0], convnet[1], convnet[4], convnet[8]
+h = torch.nn.functional.conv2d(x28, c1.weight, c1.bias, padding=1)
+h = torch.nn.functional.batch_norm(h, bn.running_mean, bn.running_var, bn.weight, bn.bias, training=False)
+h = torch.nn.functional.max_pool2d(torch.relu(h), 2)
+h = torch.relu(torch.nn.functional.conv2d(h, c2.weight, c2.bias, padding=1))
+h = torch.nn.functional.adaptive_avg_pool2d(h, 1).flatten(1)
+print("functional == modules:", torch.allclose(torch.nn.functional.linear(h, fc.weight, fc.bias), convnet(x28)))
+
+
+class FunctionalDropout(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.dropout(x, 0.5)  # training=True whatever the mode
+
+
+class ModeAwareDropout(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.dropout(x, 0.5, training=self.training)
+
+
+ones = torch.ones(8)
+torch.manual_seed(0)
+print("after eval(): F.dropout without training= :", FunctionalDropout().eval()(ones).tolist())
+print("after eval(): training=self.training       :", ModeAwareDropout().eval()(ones).tolist())
+
+# %% [markdown]
+# **Initialization: `modules()` versus `children()`, and `apply`.** `children()`
+# yields the direct submodules, `modules()` every module recursively (the root
+# first). The notes' init loop walks `modules()` and picks layers by type;
+# `model.apply(fn)` does the same walk. Layers that `forward` never uses are
+# still built and initialized — they hold parameters, and their initialization
+# draws from the random generator, which changes every later layer's weights:
+
+# %%
+block = torch.nn.Sequential(torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU()), torch.nn.Linear(3, 1))
+print("children():", [type(m).__name__ for m in block.children()])
+print("modules(): ", [type(m).__name__ for m in block.modules()])
+
+
+def init_weights(m):
+    if isinstance(m, torch.nn.Linear):
+        torch.nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
+        torch.nn.init.constant_(m.bias, 0.0)
+
+
+block.apply(init_weights)
+print("biases after apply:", [m.bias.tolist() for m in block.modules() if isinstance(m, torch.nn.Linear)])
+block[1].weight = torch.nn.Parameter(torch.ones(1, 3))  # assigning a Parameter registers it
+print("assigned weight is in parameters():", any(p is block[1].weight for p in block.parameters()))
+
+
+class WithUnused(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.unused = torch.nn.Linear(100, 100)  # never called in forward
+        self.fc = torch.nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+torch.manual_seed(0)
+plain_fc = torch.nn.Linear(2, 2)
+torch.manual_seed(0)
+with_unused = WithUnused()
+print("parameters held by the unused layer:", sum(p.numel() for p in with_unused.unused.parameters()))
+print("fc's weights equal those without the unused layer:", torch.equal(with_unused.fc.weight, plain_fc.weight))
+
+# %% [markdown]
+# **Reusing part of a model.** `Sequential(*list(model.children())[:k])` cuts the
+# first k layers out (sharing their parameters, no copy); loading the common part
+# of another model's state dict means keeping the keys that exist here with the same
+# shape, then `load_state_dict(..., strict=False)`:
+
+# %%
+trunk = torch.nn.Sequential(*list(convnet.children())[:4])
+print("trunk output:", tuple(trunk(x28).shape), " shares conv weight:", trunk[0].weight is convnet[0].weight)
+torch.manual_seed(1)
+other = torch.nn.Sequential(*[torch.nn.Conv2d(1, 8, 3, padding=1), torch.nn.BatchNorm2d(8)],
+                            torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Conv2d(8, 32, 3, padding=1))
+mine = convnet.state_dict()
+common = {k: v for k, v in other.state_dict().items() if k in mine and v.shape == mine[k].shape}
+result = convnet.load_state_dict(common, strict=False)
+print("loaded:", sorted(common)[:4], "...", len(common), "tensors")
+print("left as they were:", result.missing_keys)
+
+# %% [markdown]
+# **Fine-tuning: freeze, replace the head, and which `zero_grad`.** Freezing is
+# `requires_grad_(False)` on the backbone's parameters: backward then computes no
+# gradient for them (`.grad` stays None). A replaced head is a new, trainable
+# module. Torchvision's models took `pretrained=True` in the notes; since
+# torchvision 0.13 that argument is deprecated for `weights=` (e.g.
+# `resnet18(weights=ResNet18_Weights.DEFAULT)`); torchvision is not installed here
+# and nothing is downloaded, so the backbone is the ConvNet above.
+#
+# `optimizer.zero_grad()` clears the gradients of the parameters *the optimizer
+# holds*; `model.zero_grad()` those of every parameter of the model. They differ
+# as soon as the optimizer holds only part of the model:
+
+# %%
+for p in convnet.parameters():
+    p.requires_grad_(False)
+convnet[8] = torch.nn.Linear(16, 4)  # a new head for 4 classes: trainable
+convnet.train()
+head_opt = torch.optim.SGD(convnet[8].parameters(), lr=0.1)
+loss = torch.nn.functional.cross_entropy(convnet(x28), torch.tensor([0, 3]))
+loss.backward()
+print("backbone conv grad:", convnet[0].weight.grad, " head grad set:", convnet[8].weight.grad is not None)
+print("trainable:", sum(p.numel() for p in convnet.parameters() if p.requires_grad), "of",
+      sum(p.numel() for p in convnet.parameters()))
+convnet[0].bias.requires_grad_(True)
+loss = torch.nn.functional.cross_entropy(convnet(x28), torch.tensor([0, 3]))
+loss.backward()
+head_opt.zero_grad()
+print("after optimizer.zero_grad(): unfrozen conv bias grad still set:", convnet[0].bias.grad is not None)
+convnet.zero_grad()
+print("after model.zero_grad():     unfrozen conv bias grad:", convnet[0].bias.grad)
+
+# %% [markdown]
+# **Losses.** `CrossEntropyLoss` is `log_softmax` followed by `NLLLoss`, so the
+# model must output raw scores: a softmax before it computes something else.
+# Label smoothing, which the notes write as an `LSR` module with `scatter_`, is
+# built into `CrossEntropyLoss(label_smoothing=ε)` since 1.10: the target is
+# (1−ε) on the label plus ε/C everywhere. `MSELoss`/`L1Loss` are means of squared
+# and absolute differences; an L1 penalty on the weights is added to the loss by
+# hand (the notes' snippet builds an `L1Loss` it never uses):
+
+# %%
+torch.manual_seed(0)
+scores, target = torch.randn(4, 5), torch.tensor([1, 0, 4, 2])
+ce = torch.nn.CrossEntropyLoss()(scores, target)
+print("CE == NLL(log_softmax):", torch.allclose(ce, torch.nn.functional.nll_loss(scores.log_softmax(1), target)))
+print("CE of softmaxed scores differs:", round(ce.item(), 4), "vs",
+      round(torch.nn.CrossEntropyLoss()(scores.softmax(1), target).item(), 4))
+eps, C = 0.1, scores.shape[1]
+smoothed = torch.full_like(scores, eps / C).scatter_(1, target[:, None], 1 - eps + eps / C)
+by_hand = -(smoothed * scores.log_softmax(1)).sum(1).mean()
+print("label_smoothing=0.1 == the notes' LSR by hand:",
+      torch.allclose(torch.nn.CrossEntropyLoss(label_smoothing=eps)(scores, target), by_hand))
+pred, goal = torch.tensor([1.0, 2.0, 4.0]), torch.tensor([1.5, 2.0, 2.0])
+print("MSELoss:", torch.nn.MSELoss()(pred, goal).item(), " L1Loss:", torch.nn.L1Loss()(pred, goal).item())
+net, lam = torch.nn.Linear(3, 1), 1e-2
+mse = torch.nn.MSELoss()(net(pred), goal[:1])
+(mse_grad,) = torch.autograd.grad(mse, net.weight, retain_graph=True)
+l1_penalty = sum(p.abs().sum() for name, p in net.named_parameters() if "weight" in name)
+(mse + lam * l1_penalty).backward()
+print("the L1 term adds λ·sign(w) to the weight's gradient:",
+      torch.allclose(net.weight.grad, mse_grad + lam * net.weight.sign()))
+
+# %% [markdown]
+# **Mixup.** Train on convex mixtures of two examples, x = λ·x_a + (1−λ)·x_b with λ
+# drawn from Beta(α, α), and mix the losses the same way: λ·CE(out, y_a) +
+# (1−λ)·CE(out, y_b). Cross-entropy is linear in its target, so that equals one
+# cross-entropy against the mixed *soft* target λ·onehot(y_a) + (1−λ)·onehot(y_b) —
+# which `CrossEntropyLoss` accepts as class probabilities:
+
+# %%
+torch.manual_seed(0)
+inputs, classes_of = torch.randn(8, 5), torch.randint(0, 5, (8,))
+lam = torch.distributions.Beta(0.4, 0.4).sample().item()
+perm = torch.randperm(8)
+mixed_in = lam * inputs + (1 - lam) * inputs[perm]
+logits_mix = torch.nn.Linear(5, 5)(mixed_in)
+two_losses = lam * torch.nn.functional.cross_entropy(logits_mix, classes_of) + (1 - lam) * \
+    torch.nn.functional.cross_entropy(logits_mix, classes_of[perm])
+soft = lam * torch.nn.functional.one_hot(classes_of, 5).float() + \
+    (1 - lam) * torch.nn.functional.one_hot(classes_of[perm], 5).float()
+print(f"λ = {lam:.3f}; mixed losses == CE with the mixed soft target:",
+      torch.allclose(two_losses, torch.nn.functional.cross_entropy(logits_mix, soft)))
+
+# %% [markdown]
+# **`nn.Embedding`.** A lookup table of `num_embeddings` rows; `padding_idx`'s row
+# starts at zero and never receives a gradient; `max_norm` renormalizes (in place)
+# the rows it looks up whose norm exceeds it:
+
+# %%
+torch.manual_seed(0)
+emb = torch.nn.Embedding(5, 3, padding_idx=0)
+tokens = torch.tensor([[0, 2, 2], [4, 0, 1]])
+emb(tokens).sum().backward()
+print("padding row:", emb.weight[0].tolist(), " its grad:", emb.weight.grad[0].tolist())
+print("grad of row 2 (looked up twice):", emb.weight.grad[2].tolist())
+capped = torch.nn.Embedding(5, 3, max_norm=1.0)
+capped(torch.tensor([1, 3]))
+print("norms of rows 1, 3 after a lookup with max_norm=1:",
+      [round(n, 4) for n in capped.weight.detach()[[1, 3]].norm(dim=1).tolist()])
+
+# %% [markdown]
+# **Ways to build a model.** `Sequential` for a chain; a `Module` subclass for
+# anything else (control flow in `forward`, layers reused); nesting both. The notes'
+# `MySequential` shows what `Sequential` does inside: each layer filed under
+# `self._modules[str(i)]` — the dict `__setattr__` fills (section 3) — and called in
+# order. A shape assertion at the top of `forward` catches a wrong input early:
+
+# %%
+class MySequential(torch.nn.Module):
+    def __init__(self, *layers):
+        super().__init__()
+        for i, layer in enumerate(layers):
+            self._modules[str(i)] = layer
+
+    def forward(self, x):
+        for layer in self._modules.values():
+            x = layer(x)
+        return x
+
+
+class Gated(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = MySequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+        self.out = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        assert x.dim() == 2 and x.shape[1] == 4, f"expected (N, 4), got {tuple(x.shape)}"
+        h = self.body(x)
+        if h.sum() > 0:  # control flow in forward: fine in eager mode (chapter 08 §8 on tracing it)
+            h = self.body(h)  # the same layers used twice
+        return self.out(h)
+
+
+torch.manual_seed(0)
+layers = [torch.nn.Linear(4, 4), torch.nn.ReLU()]
+mine_seq, torch_seq = MySequential(*layers), torch.nn.Sequential(*layers)
+probe4 = torch.randn(3, 4)
+print("MySequential == nn.Sequential:", torch.equal(mine_seq(probe4), torch_seq(probe4)),
+      "| same state_dict keys:", list(mine_seq.state_dict()) == list(torch_seq.state_dict()))
+gated = Gated()
+print("nested names:", [name for name, _ in gated.named_modules()][1:])
+try:
+    gated(torch.randn(4))
+except AssertionError as err:
+    print("AssertionError:", err)
 
 # %% [markdown]
 # ## Grade chapter 04

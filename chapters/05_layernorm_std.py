@@ -389,6 +389,59 @@ except NotImplementedError as err:
     print("NotImplementedError:", str(err).splitlines()[0][:78], "...")
 
 # %% [markdown]
+# **Converting a model.** `torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)`
+# replaces every `BatchNorm*d` of a model (recursively) by a `SyncBatchNorm` carrying
+# the same parameters and running statistics — done before wrapping the model in
+# DDP. (The notes' `convertBNtoSyncBN` from another blog is not valid Python; this
+# is the function to call.) Outside a process group, in eval mode, it computes what
+# BatchNorm computes:
+
+# %%
+import copy
+
+torch.manual_seed(0)
+plain = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU())
+plain.train()(torch.randn(8, 3, 6, 6))  # some running statistics to copy
+synced = torch.nn.SyncBatchNorm.convert_sync_batchnorm(copy.deepcopy(plain))
+print([type(m).__name__ for m in synced])
+print("running stats copied:", torch.equal(synced[1].running_var, plain[1].running_var))
+probe = torch.randn(2, 3, 6, 6)
+print("eval outputs equal:", torch.allclose(synced.eval()(probe), plain.eval()(probe)))
+
+# %% [markdown]
+# **A running average as a buffer.** BatchNorm's running statistics are *buffers*:
+# tensors in the state dict that are not parameters (no gradient, not seen by the
+# optimizer), updated in place during `forward` in training mode. The notes' recipe
+# for any running average, checked against BatchNorm's own update
+# (running ← (1 − momentum)·running + momentum·batch statistic, with the unbiased
+# variance, section 3):
+
+# %%
+class RunningMoments(torch.nn.Module):
+    def __init__(self, channels, momentum=0.1):
+        super().__init__()
+        self.momentum = momentum
+        self.register_buffer("mean", torch.zeros(channels))
+        self.register_buffer("var", torch.ones(channels))
+
+    def forward(self, x):
+        if self.training:
+            with torch.no_grad():
+                var, mean = torch.var_mean(x, dim=(0, 2, 3))  # correction=1: unbiased
+                self.mean.mul_(1 - self.momentum).add_(mean, alpha=self.momentum)
+                self.var.mul_(1 - self.momentum).add_(var, alpha=self.momentum)
+        return x
+
+
+moments, reference = RunningMoments(4), torch.nn.BatchNorm2d(4)
+for _ in range(3):
+    sample = torch.randn(8, 4, 5, 5) * 3 + 1
+    moments(sample), reference(sample)
+print("buffers in the state dict:", list(moments.state_dict()), "| parameters:", list(moments.parameters()))
+print("same running mean and var as BatchNorm2d:", torch.allclose(moments.mean, reference.running_mean),
+      torch.allclose(moments.var, reference.running_var))
+
+# %% [markdown]
 # ## 6. LayerNorm forward
 #
 # LayerNorm normalizes each sample over its trailing `normalized_shape` dimensions

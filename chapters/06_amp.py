@@ -194,6 +194,46 @@ for label, dtype in (("float32", None), ("autocast bfloat16", torch.bfloat16), (
     print(f"{label:<18} {median_ms(step, repeat=7):8.2f} ms per forward+backward")
 
 # %% [markdown]
+# **Is it lighter on memory?** What autograd saves for backward (chapter 10's
+# `SavedTensorMeter`, which counts each saved storage once and skips the
+# parameters) tells. Under autocast a Linear saves its *bfloat16* input and a
+# bfloat16 **copy of its weight**: activations shrink by half, but each layer's
+# weight copy is new memory. With a large batch the activations dominate and memory
+# drops; with a small batch and wide layers the copies can make it grow — the
+# notes' "not necessarily lighter on memory":
+
+# %%
+from minikernel.utils.saved_tensors import SavedTensorMeter
+
+wide = torch.nn.Sequential(torch.nn.Linear(1024, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024))
+for rows in (4096, 8):
+    sizes = {}
+    for label, enabled in (("float32", False), ("autocast bfloat16", True)):
+        with SavedTensorMeter(exclude=wide.parameters()) as meter, torch.autocast("cpu", torch.bfloat16,
+                                                                                  enabled=enabled):
+            out = wide(torch.randn(rows, 1024)).float().sum()
+        sizes[label] = meter.peak_bytes / 2**20
+        del out
+    print(f"batch {rows:4}: saved for backward {sizes['float32']:6.2f} MiB in float32, "
+          f"{sizes['autocast bfloat16']:6.2f} MiB under autocast")
+
+# %% [markdown]
+# **Apex.** The notes' other route is NVIDIA Apex: `amp.initialize(model, opt,
+# opt_level="O1")` (O0 float32, O1 per-op lists, O2 a float16 model with float32
+# master weights, O3 pure float16), `apex.parallel.DistributedDataParallel` and
+# `convert_syncbn_model`, 'needing a Volta GPU'. Apex's amp is deprecated: O1 is what
+# `torch.autocast` + `GradScaler` do (this chapter), Apex DDP became
+# `torch.nn.parallel.DistributedDataParallel` (chapter 07) and `convert_syncbn_model`
+# `torch.nn.SyncBatchNorm.convert_sync_batchnorm` (chapter 05). Tensor cores need
+# Volta or later for float16 speed, but autocast itself runs anywhere, CPUs
+# included. Apex is not installed here:
+
+# %%
+import importlib.util
+
+print("apex installed:", importlib.util.find_spec("apex") is not None)
+
+# %% [markdown]
 # ## 3. The GradScaler in PyTorch
 #
 # The notes' example, on today's API: `torch.amp.GradScaler("cpu")` (the notes

@@ -21,8 +21,10 @@
 # **DataLoader**'s workers, queues and prefetching fit together and what
 # `pin_memory` really does; **profiling** (`torch.profiler`, `cProfile`) and
 # **debugging** (anomaly detection, a per-op shape trace); and **quantization**
-# (scale and zero point, per tensor and per channel, dynamic quantization) with
-# **Conv/Linear+BatchNorm folding**.
+# (scale and zero point, per tensor and per channel, dynamic and static
+# post-training quantization) with **Conv/Linear+BatchNorm folding**; and **CUDA in
+# practice** (streams, events, the caching allocator, pinned copies, cuDNN flags),
+# which runs on a GPU when there is one and otherwise shows its code.
 #
 # You rebuild six pieces: checkpointing as a recomputing `torch.autograd.Function`
 # (`minikernel/utils/checkpoint.py`), a DataLoader worker's loop and the in-order
@@ -154,6 +156,72 @@ with SavedTensorMeter(exclude=deep.parameters()) as meter:
 param_bytes = sum(p.numel() * 4 for p in deep.parameters())
 print(f"activations saved at the peak: {meter.peak_bytes / 2**20:.2f} MiB "
       f"({meter.peak_bytes // (64 * 256 * 4)} tensors of 64×256), parameters: {param_bytes / 2**20:.2f} MiB")
+
+# %% [markdown]
+# ### In-place activations and in-place ABN
+#
+# The notes save memory with in-place ReLUs, `model.apply(inplace_relu)`. An
+# in-place ReLU writes its result over its input instead of allocating a new
+# tensor; ReLU's backward needs only its output (the mask y > 0), so the graph
+# saves the same bytes either way — what goes is the second activation-sized
+# tensor alive during the forward pass (chapter 03 §7 shows when in-place is safe):
+
+# %%
+def inplace_relu(m):
+    if isinstance(m, torch.nn.ReLU):
+        m.inplace = True
+
+
+relu_net = chapter08_model()
+x_relu = torch.randn(32, 8)
+hidden = relu_net[0](x_relu)
+print("out-of-place: ReLU's output is a new tensor:", relu_net[1](hidden).data_ptr() != hidden.data_ptr())
+before = saved_bytes_per_module(relu_net, x_relu)
+relu_net.apply(inplace_relu)
+print("after model.apply(inplace_relu):", relu_net[1])
+print("in place: ReLU's output is its input's memory:", relu_net[1](hidden).data_ptr() == hidden.data_ptr())
+print("saved bytes per layer unchanged:", saved_bytes_per_module(relu_net, x_relu) == before)
+
+# %% [markdown]
+# **In-place activated BatchNorm** (InPlace-ABN, Rota Bulò et al.) goes further. In
+# training mode BatchNorm saves its input x and the activation after it saves its
+# output y: two activation-sized tensors per BN+activation pair. InPlace-ABN
+# computes y = leaky_relu(BN(x)) in x's memory and saves only y; backward
+# **recomputes** BN's normalized input by inverting both steps — z = y where y ≥ 0,
+# y/slope elsewhere (a leaky ReLU is invertible, a plain ReLU is not), then
+# x̂ = (z − β)/γ — and runs BatchNorm's usual backward from x̂. The same
+# recompute-instead-of-save trade as checkpointing in §2, inside one layer.
+# `minikernel.utils.inplace_abn.InPlaceABN` implements it as an
+# `autograd.Function`; against `BatchNorm2d` + `LeakyReLU` in float64:
+
+# %%
+from minikernel.utils.inplace_abn import InPlaceABN
+
+torch.manual_seed(0)
+conv_in = torch.nn.Conv2d(8, 8, 3, padding=1).double()
+bn_act = torch.nn.Sequential(torch.nn.BatchNorm2d(8), torch.nn.LeakyReLU(0.1)).double()
+with torch.no_grad():
+    bn_act[0].weight.uniform_(0.5, 1.5)
+    bn_act[0].bias.uniform_(-0.5, 0.5)
+abn = InPlaceABN(8, slope=0.1).double()
+abn.load_state_dict(bn_act[0].state_dict())
+image = torch.randn(4, 8, 6, 6, dtype=torch.float64)
+y_ref, y_abn = bn_act(conv_in(image)), abn(conv_in(image))
+upstream = torch.randn_like(y_ref)
+g_ref = torch.autograd.grad(y_ref, [conv_in.weight, bn_act[0].weight, bn_act[0].bias], upstream)
+g_abn = torch.autograd.grad(y_abn, [conv_in.weight, abn.weight, abn.bias], upstream)
+print("output equal:", torch.allclose(y_ref, y_abn), "| gradients equal (conv weight, γ, β):",
+      [torch.allclose(a, b) for a, b in zip(g_ref, g_abn)])
+print("running statistics equal:", torch.allclose(bn_act[0].running_var, abn.running_var))
+
+big = torch.randn(32, 16, 32, 32)
+shared_conv = torch.nn.Conv2d(16, 16, 3, padding=1)
+for name, tail in (("Conv + BatchNorm2d + LeakyReLU", [torch.nn.BatchNorm2d(16), torch.nn.LeakyReLU(0.01)]),
+                   ("Conv + InPlaceABN", [InPlaceABN(16)])):
+    block = torch.nn.Sequential(shared_conv, *tail)
+    with SavedTensorMeter(exclude=block.parameters()) as meter:
+        block(big).sum().backward()
+    print(f"{name:32} saves {meter.peak_bytes / 2**20:.2f} MiB (one activation is {big.numel() * 4 / 2**20:.0f} MiB)")
 
 # %% [markdown]
 # ## 2. Checkpointing: recompute instead of saving
@@ -447,7 +515,7 @@ except NotImplementedError as err:
 # samples in batches of 8. On this 2-core machine the decoding is a sleep, so more
 # workers than cores still help; with CPU-bound decoding the gain stops near the
 # core count (and each worker costs a process start and a copy of the dataset; torch
-warns when you ask for more workers than cores). The
+# warns when you ask for more workers than cores). The
 # notes' other advice — decode once offline, pack small files into one (RecordIO,
 # LMDB, HDF5), keep data in RAM or on NVMe, use a faster decoder — all shortens this
 # per-sample time. Timings change from run to run:
@@ -472,6 +540,84 @@ ax.set_ylabel("samples / s")
 _ = ax.legend()
 plt.show()
 print({name: [round(v) if v == v else None for v in values] for name, values in rates.items()})
+
+# %% [markdown]
+# ### Decoders and file formats, measured
+#
+# What does the notes' advice buy on real files? 200 synthetic 128×128 RGB images
+# (`minikernel.utils.data.formats`), written as PNG (lossless, compressed), JPEG
+# (lossy, quality 90), BMP (uncompressed) and `.npy` (a raw array), read back one
+# file per sample; then JPEG decoded at half size with PIL's `draft` (the decoder
+# skips detail while decoding — what jpeg4py/DALI-style fast paths exploit), and
+# all files **packed into one** indexed file — the layout of MXNet's RecordIO, a
+# `.rec` of concatenated records and an `.idx` of offsets; TFRecord, LMDB and HDF5 do
+# the same — read through one memory map instead of one `open` per sample. The
+# decoder here is PIL; opencv, jpeg4py and DALI are not installed. PIL's `open`
+# is lazy: it reads the header, and decodes pixels only when they are used:
+
+# %%
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from minikernel.utils.data import formats
+
+image_dir = Path(tempfile.mkdtemp(prefix="minikernel-ch10-"))
+files = {fmt: formats.write_images(image_dir / fmt, 200, fmt) for fmt in formats.FORMATS}
+lazy = Image.open(files["png"][0])
+print("after Image.open:", lazy.format, lazy.size, "| compressed tiles still to decode:", len(lazy.tile))
+lazy.load()
+print("after load():     compressed tiles still to decode:", len(lazy.tile))
+rec, idx = formats.pack(files["png"], image_dir / "all_png")
+packed = formats.PackedImages(rec, "png")
+one_by_one = formats.ImageFiles(files["png"])
+print(f"packed: {len(packed)} records in one {rec.stat().st_size // 1024} KiB file; "
+      f"record 7 equals file 7: {torch.equal(packed[7], one_by_one[7])}")
+print("BMP and .npy give back the exact pixels:",
+      all(torch.equal(formats.ImageFiles(files[f])[3], torch.from_numpy(formats.synthetic_image(3)))
+          for f in ("bmp", "npy")))
+
+# %% tags=["nbval-ignore-output"]
+def samples_per_second(dataset):
+    start = time.perf_counter()
+    for i in range(len(dataset)):
+        dataset[i]
+    return len(dataset) / (time.perf_counter() - start)
+
+
+readers = {f"{fmt} files": formats.ImageFiles(paths) for fmt, paths in files.items()}
+readers["jpeg, draft 1/2"] = formats.ImageFiles(files["jpeg"], draft=2)
+readers["png, packed"] = packed
+readers["npy, packed"] = formats.PackedImages(formats.pack(files["npy"], image_dir / "all_npy")[0], "npy")
+for name, dataset in readers.items():
+    size = sum(p.stat().st_size for p in files[name.split(",")[0].split()[0]]) // len(dataset)
+    print(f"{name:18} {samples_per_second(dataset):7.0f} samples/s   ({size // 1024} KiB per image on disk)")
+
+# %% [markdown]
+# A decoded image is an (H, W, 3) uint8 array; models want (3, H, W) floats in
+# [0, 1]. That is what torchvision's `to_tensor` does (`permute(2, 0, 1)` then
+# `/ 255`), and `to_pil_image` undoes it. torchvision decodes with PIL by default
+# — a plain pip dependency that returns RGB, where opencv returns BGR and is a large
+# binary — and `torchvision.set_image_backend("accimage")` swaps in Intel's faster
+# accimage decoder where it is installed (torchvision and accimage are not, here):
+
+# %%
+hwc = formats.ImageFiles(files["png"])[0]
+chw = hwc.permute(2, 0, 1).float() / 255
+print("HWC uint8", tuple(hwc.shape), "-> CHW float", tuple(chw.shape), f"in [{chw.min():.2f}, {chw.max():.2f}]")
+back = Image.fromarray((chw * 255).round().byte().permute(1, 2, 0).numpy())
+print("back to a PIL image:", back.mode, back.size, "| same pixels:", torch.equal(torch.from_numpy(np.array(back)), hwc))
+
+# %% [markdown]
+# The pattern, which the numbers above show on this machine: decoding dominates
+# (PNG's inflate is slower than JPEG's DCT here, and both far slower than reading
+# raw pixels), so an uncompressed or pre-decoded format trades disk space for
+# speed, reduced-size decoding helps when the model wants small inputs anyway, and
+# packing matters most when the per-file cost (open, a metadata lookup on a network
+# file system, a seek on a hard disk) is large next to decoding — here, with small
+# files in the page cache, it is visible only for the raw arrays.
 
 # %% [markdown]
 # ## 4. Profiling and debugging
@@ -746,6 +892,62 @@ with torch.no_grad():
           f"(median of 30, batch 64, {torch.get_num_threads()} threads)")
 
 # %% [markdown]
+# ### Static post-training quantization: prepare, calibrate, convert
+#
+# Dynamic quantization computes the activations' ranges batch by batch. **Static**
+# post-training quantization (PTQ) fixes them in advance, so activations stay int8
+# from layer to layer: `QuantStub`/`DeQuantStub` mark where tensors enter and leave
+# the quantized region, `fuse_modules` folds Conv+BN(+ReLU) (§6), `prepare` inserts
+# an **observer** after each layer, a few **calibration** batches let the observers
+# record ranges, and `convert` replaces each layer by its int8 version with the
+# scale and zero point computed from those ranges (the formulas above). The qconfig
+# `"x86"` (fbgemm's successor) observes activations with a histogram and weights per
+# channel. Quantization-aware training (QAT) is the same with `prepare_qat`: fake
+# quantization in the forward pass while training, so the model learns around the
+# rounding. (The notes also list TensorRT INT8, Distiller and NNI: separate tools,
+# not run here.)
+
+# %%
+class SmallConvNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quant = torch.ao.quantization.QuantStub()
+        self.conv, self.bn, self.relu = torch.nn.Conv2d(3, 16, 3), torch.nn.BatchNorm2d(16), torch.nn.ReLU()
+        self.pool, self.fc = torch.nn.AdaptiveAvgPool2d(1), torch.nn.Linear(16, 10)
+        self.dequant = torch.ao.quantization.DeQuantStub()
+
+    def forward(self, x):
+        x = self.relu(self.bn(self.conv(self.quant(x))))
+        return self.dequant(self.fc(self.pool(x).flatten(1)))
+
+
+torch.manual_seed(0)
+float_net = SmallConvNet().eval()
+calibration, test_images = torch.randn(64, 3, 32, 32), torch.randn(64, 3, 32, 32)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # the module's deprecation notices, shown once above
+    float_net.qconfig = torch.ao.quantization.get_default_qconfig("x86")
+    fused = torch.ao.quantization.fuse_modules(float_net, [["conv", "bn", "relu"]])
+    prepared = torch.ao.quantization.prepare(fused)
+    print("after prepare, the fused conv carries an observer:",
+          type(prepared.conv.activation_post_process).__name__)
+    with torch.no_grad():
+        prepared(calibration)  # calibrate: the observers record ranges
+    int8_net = torch.ao.quantization.convert(prepared)
+    print("after convert:", int8_net.conv, int8_net.fc, sep="\n  ")
+    print("input quantized with scale", round(int8_net.quant.scale.item(), 5), "zero_point",
+          int8_net.quant.zero_point.item())
+    with torch.no_grad():
+        ref_out, q_out = float_net(test_images), int8_net(test_images)
+    print(f"relative error on unseen images: {((q_out - ref_out).norm() / ref_out.norm()).item():.1%}; "
+          f"same top class: {(q_out.argmax(1) == ref_out.argmax(1)).float().mean().item():.0%}")
+    qat_net = SmallConvNet().train()
+    qat_net.qconfig = torch.ao.quantization.get_default_qat_qconfig("x86")
+    qat_ready = torch.ao.quantization.prepare_qat(qat_net)
+    print("prepare_qat: the conv becomes", f"{type(qat_ready.conv).__module__}.{type(qat_ready.conv).__name__}",
+          "with a", type(qat_ready.conv.weight_fake_quant).__name__, "on its weight")
+
+# %% [markdown]
 # ## 6. Folding BatchNorm into the layer before it
 #
 # In eval mode BatchNorm is a fixed per-channel affine map of the previous layer's
@@ -824,6 +1026,150 @@ with torch.no_grad():
     feature_map = torch.randn(2, c, 8, 8)
     print("3×3 + 1×1 + identity == one 3×3 conv:",
           torch.allclose(k3(feature_map) + k1(feature_map) + feature_map, merged(feature_map), atol=1e-5))
+
+# %% [markdown]
+# ## 7. CUDA in practice
+#
+# The notes' GPU advice: streams and their races, timing with events, the caching
+# allocator, pinned memory with `non_blocking`, cuDNN's flags, choosing devices
+# with `CUDA_VISIBLE_DEVICES`. Each experiment is a function in
+# `minikernel/utils/cuda_tour.py` that runs on `cuda:0`. **When this notebook runs
+# with a CUDA GPU, the cells run them and print what they measure on it, with the
+# device's name. Without one, each cell says that it is skipped and prints the code
+# that would run** — no GPU number is shown that was not measured. What a CPU-only
+# build can check, it checks.
+#
+# First, what this build knows. The notes read `torch.version.cuda` (None on a
+# CPU-only build), and two of their claims are outdated here: `cudnn.benchmark` is
+# **off** by default (PyTorch does not auto-tune convolutions unless asked, unlike
+# what the notes say of it and MXNet), and matmul TF32 is off too (chapter 02). The
+# cells of this section print what the machine has, so their outputs are not
+# compared by the notebook checks:
+
+# %% tags=["nbval-ignore-output"]
+from minikernel.utils import cuda_tour
+
+for key, value in cuda_tour.build_facts().items():
+    print(f"{key:34} {value}")
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # the usual choice
+print("device chosen:", device, "| a tensor moved there:", torch.ones(2).to(device).device)
+
+# %% [markdown]
+# **Streams.** Kernels are queued on a *stream* and run in order within it; the
+# host does not wait. Everything on the default stream is ordered, so the usual
+# code never sees a race. The notes' example puts `B = sum(A)` on a side stream
+# while the kernel writing A is still queued on the default stream: the side stream
+# may run first and read stale A. Three fixes: `torch.cuda.synchronize()` (the host
+# waits for every stream), `side.wait_stream(default)` (the side stream waits for
+# what is queued so far), or recording an **event** on the default stream and
+# `side.wait_event(event)` (waits only up to that point). `A.record_stream(side)`
+# tells the caching allocator that A is in use on `side`, so its memory is not
+# handed out again before that stream is done with it.
+
+# %% tags=["nbval-ignore-output"]
+race = cuda_tour.run_or_show(cuda_tour.demo_stream_race)
+
+# %% [markdown]
+# **Timing with events.** Because launches return at once, a host clock around a
+# GPU op measures the launch, not the work. `torch.cuda.Event(enable_timing=True)`
+# records a timestamp on the stream; `elapsed_time` is the GPU time between two.
+
+# %% tags=["nbval-ignore-output"]
+timing = cuda_tour.run_or_show(cuda_tour.demo_event_timing)
+
+# %% [markdown]
+# **The caching allocator.** Freed GPU memory goes back to PyTorch's cache, not to
+# the driver: `memory_allocated` drops after `del`, `memory_reserved` (what
+# `nvidia-smi` shows) does not; `empty_cache()` returns the cached blocks to the
+# driver (useful to other processes, not to this one); `max_memory_allocated` is the
+# peak since `reset_peak_memory_stats()`. The notes' `reset_max_memory_allocated()`
+# now only warns and calls `reset_peak_memory_stats()` — which resets *every* peak
+# statistic — as a call on this machine shows (on a CPU build the forwarded call then
+# fails for lack of CUDA). Tools such as gpustat and Pytorch-Memory-Utils read the
+# same counters (or `nvidia-smi`'s) from outside; `torch.cuda.memory_summary()` prints
+# them all.
+
+# %% tags=["nbval-ignore-output"]
+message, outcome = cuda_tour.reset_max_memory_allocated_forwarding()
+print("FutureWarning:", message)
+print("then:", outcome)
+allocator = cuda_tour.run_or_show(cuda_tour.demo_caching_allocator)
+
+# %% [markdown]
+# **Pinned memory and `non_blocking`.** §3 showed that `pin_memory` allocates
+# page-locked *host* memory (and that a CPU build refuses it). From pinned memory a
+# host-to-device copy is a DMA transfer that can run asynchronously:
+# `x.to("cuda", non_blocking=True)` returns before the copy ends and overlaps
+# the compute queued after it. From pageable memory the driver first copies into a
+# pinned staging buffer, and the call blocks. Copy as few times as possible — keep
+# metrics on the GPU and call `.item()` once per logging step, since every `.item()`
+# or `.cpu()` waits for the GPU.
+
+# %% tags=["nbval-ignore-output"]
+copies = cuda_tour.run_or_show(cuda_tour.demo_pinned_copies)
+
+# %% [markdown]
+# **cuDNN's flags.** `torch.backends.cudnn.benchmark = True` makes cuDNN time
+# several convolution algorithms the first time it meets a shape and keep the
+# fastest: a slow first call, then faster calls while shapes stay fixed (with
+# changing shapes it re-tunes each time). `cudnn.deterministic = True` restricts it
+# to deterministic algorithms, so two backward passes give bitwise equal
+# gradients.
+
+# %% tags=["nbval-ignore-output"]
+cudnn = cuda_tour.run_or_show(cuda_tour.demo_cudnn_flags)
+
+# %% [markdown]
+# **Reproducibility.** The notes' `torch.set_deterministic(True)` (1.7) is gone;
+# today's switch is `torch.use_deterministic_algorithms(True)`, which makes ops
+# without a deterministic implementation raise instead of silently varying (on CUDA
+# it also needs `CUBLAS_WORKSPACE_CONFIG=:4096:8` set before cuBLAS starts). The
+# full recipe:
+
+# %%
+import os
+import random
+
+import numpy as np
+
+print("torch.set_deterministic exists:", hasattr(torch, "set_deterministic"))
+
+
+def seed_everything(seed):
+    random.seed(seed)
+    os.environ["PYTHONHASHSEED"] = str(seed)  # only affects Python processes started after this
+    np.random.seed(seed)
+    torch.manual_seed(seed)                  # seeds the CPU and every CUDA device
+    torch.cuda.manual_seed_all(seed)         # the same, explicitly (a no-op without CUDA)
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+
+
+seed_everything(0)
+first = (random.random(), np.random.rand(), torch.rand(1).item())
+seed_everything(0)
+print("same draws after reseeding:", first == (random.random(), np.random.rand(), torch.rand(1).item()))
+torch.use_deterministic_algorithms(True)
+print("deterministic algorithms only:", torch.are_deterministic_algorithms_enabled())
+torch.use_deterministic_algorithms(False)
+torch.backends.cudnn.deterministic = False
+
+# %% [markdown]
+# **Choosing devices.** `CUDA_VISIBLE_DEVICES=1,3` (with
+# `CUDA_DEVICE_ORDER=PCI_BUS_ID`, so numbers match `nvidia-smi`'s) hides the other
+# GPUs from a process; the visible ones are renumbered from 0. It is read **once**,
+# when CUDA initializes (the first `device_count()`, tensor on a GPU, ...), so it
+# must be set before that — on the command line (`CUDA_VISIBLE_DEVICES=0 python
+# train.py`) or in `os.environ` before the first CUDA call. Two child processes
+# show it: each counts its devices, then sets the variable to "" and counts again.
+
+# %% tags=["nbval-ignore-output"]
+for value in ("0", ""):
+    seen, after = cuda_tour.visible_devices_in_subprocess(value)
+    print(f"CUDA_VISIBLE_DEVICES={value!r}: {seen} device(s) seen; after changing it in-process: {after}")
+if not cuda_tour.available():
+    print("(a CPU-only build sees 0 devices either way; on a GPU machine the first line shows 1, and the")
+    print(" second 0, and changing the variable after initialization changes nothing)")
 
 # %% [markdown]
 # ## Grade chapter 10

@@ -1,4 +1,4 @@
-"""``python -m minikernel <command>``: grade, bench, lab, dashboard, notebooks."""
+"""``python -m minikernel <command>``: grade, bench, lab, dashboard, tensorboard, notebooks."""
 from __future__ import annotations
 
 import sys
@@ -16,6 +16,9 @@ commands:
                                (and the visdom dashboard server beside it)
   dashboard [--port N]         start the visdom server for the live dashboards
                                on 127.0.0.1:8097
+  tensorboard [--logdir DIR] [--port N]
+                               serve the dashboards' TensorBoard event files
+                               (default runs/) on 127.0.0.1:6006
   notebooks [NN ...]           re-execute chapters/*.py into .ipynb (references on)
   release OUT [--keep IDs]     write a student edition (no references) into OUT
   gradebook SUBMISSIONS --out DIR [-j N] [--weights FILE]
@@ -37,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         from .course.lab import main as run
     elif command == "dashboard":
         from .course.dashboard_server import main as run
+    elif command == "tensorboard":
+        from .course.tensorboard_server import main as run
     elif command == "notebooks":
         from .course.notebooks import main as run
     elif command == "release":

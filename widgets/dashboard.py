@@ -6,7 +6,9 @@ layer's activation mean/std/histogram and each parameter's gradient norm
 (:mod:`widgets.dashboard_log`). It streams them to a visdom server
 (:mod:`widgets.visdom_client`; ``make dashboard`` starts one, ``make lab`` starts
 one beside JupyterLab) or, when none answers, draws the same panels with
-matplotlib (:mod:`widgets.dashboard_inline`).
+matplotlib (:mod:`widgets.dashboard_inline`). With ``tensorboard=True`` it also
+writes them as TensorBoard event files with ``SummaryWriter``
+(:mod:`widgets.dashboard_tensorboard`; ``python -m minikernel tensorboard`` shows them).
 
 It uses only the public hook API (``named_modules``, ``register_forward_hook``,
 ``named_parameters``, the handles' ``remove``), so it watches a
@@ -15,10 +17,12 @@ It uses only the public hook API (``named_modules``, ``register_forward_hook``,
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from .dashboard_inline import InlineRenderer, draw, in_jupyter
 from .dashboard_log import ActivationStats, DashboardLog, Panel, activation_stats, first_tensor, grad_norm, panels
+from .dashboard_tensorboard import TensorBoardWriter, parameter_tensors, resolve_logdir
 from .visdom_client import VisdomClient, VisdomRenderer, VisdomUnavailable, is_visdom, resolve_server
 
 
@@ -57,6 +61,13 @@ class Dashboard:
             Default: ``True``.
         connect_timeout (float, optional): seconds to wait for the server at start;
             each later request may take 4x this. Default: ``0.5``.
+        tensorboard (bool or str or Path, optional): also write every record with
+            ``torch.utils.tensorboard.SummaryWriter`` under ``<dir>/<env>/<run>``:
+            scalars and gradient norms each step, histograms of activations,
+            weights and gradients every ``every``-th step, the graph through
+            :meth:`add_graph`. ``True`` uses ``$MINIKERNEL_TENSORBOARD_DIR`` or the
+            repository's ``runs/`` (what ``python -m minikernel tensorboard``
+            serves); the env's old event files are deleted. Default: ``None`` (off).
 
     The hook it registers on each watched module is
     ``hook(module, args, output) -> None``: it summarizes ``output`` (the first
@@ -70,6 +81,7 @@ class Dashboard:
             names; the model's class name for a model without submodules).
         mode (str): ``"visdom"`` or ``"inline"``; it becomes ``"inline"`` (and says
             so) if the server stops answering during training.
+        tensorboard (TensorBoardWriter or None): the event-file writer, if asked for.
         history (DashboardLog): everything recorded so far.
 
     Example::
@@ -89,7 +101,7 @@ class Dashboard:
     def __init__(self, model: Any = None, *, env: str = "main", server: str | None = None,
                  optimizer: Any = None, layers: Sequence[str] | None = None, bins: int = 30,
                  every: int = 1, log_y: Iterable[str] = ("loss",), live: bool = True,
-                 connect_timeout: float = 0.5):
+                 connect_timeout: float = 0.5, tensorboard: bool | str | Path | None = None):
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"every must be a positive int, got {every!r}")
         if bins < 1:
@@ -109,6 +121,13 @@ class Dashboard:
         self._callback_registered = False
         self._unsent = False  # logged since the last render
         self._connect(connect_timeout)
+        self._tracing = False
+        self._raw: dict[str, Any] = {}  # layer -> its last output, for TensorBoard's histograms
+        self.tensorboard: TensorBoardWriter | None = None
+        if tensorboard is not None and tensorboard is not False:
+            self.tensorboard = TensorBoardWriter(resolve_logdir(tensorboard), env)
+            print(f"Dashboard: also writing TensorBoard event files to {self.tensorboard.root} "
+                  "(view them with `python -m minikernel tensorboard`)")
         if model is not None:
             self.watch(model, layers)
         self._register_after_cell()
@@ -159,10 +178,14 @@ class Dashboard:
 
     def _hook(self, name: str):
         def hook(module: Any, args: tuple, output: Any) -> None:
+            if self._tracing:  # add_graph's torch.jit.trace call is no training step
+                return
             try:
                 tensor = first_tensor(output)
                 if tensor is not None and tensor.numel():
                     self._pending[name] = activation_stats(tensor, self.bins)
+                    if self.tensorboard is not None:
+                        self._raw[name] = tensor.detach()
             except Exception as exc:  # noqa: BLE001 - a dashboard must never stop training
                 self._warn_once(name, f"Dashboard: not recording layer {name!r}: {exc!r}")
         return hook
@@ -190,6 +213,7 @@ class Dashboard:
         """
         values = {(name, run or name): float(value) for name, value in scalars.items()}
         activations, norms = self._pending, self._grad_norms()
+        raw, self._raw = self._raw, {}
         if run is not None:  # each run its own lines, named after it in the legends
             activations = {self._run_label(run, k): v for k, v in activations.items()}
             norms = {f"{run}: {k}": v for k, v in norms.items()}
@@ -201,8 +225,46 @@ class Dashboard:
         self.history.record(step, values, activations, norms)
         self._pending = {}
         self._unsent = True
+        if self.tensorboard is not None:
+            self._write_tensorboard(step, run, values, norms, raw)
         if self.history.records % self.every == 0:
             self._render()
+
+    def _write_tensorboard(self, step: int, run: str | None, values: dict, norms: dict, raw: dict) -> None:
+        # The run prefix of the visdom lines is TensorBoard's run directory instead.
+        prefix = f"{run}: " if run is not None else ""
+        scalars = {name: v for (name, _trace), v in values.items()}
+        scalars.update({f"grad_norm/{k[len(prefix):]}": v for k, v in norms.items()})
+        self.tensorboard.scalars(step, run, scalars)
+        if self.history.records % self.every == 0 or self.history.records == 1:
+            tensors = {f"activation/{layer}": t for layer, t in raw.items()}
+            if self._model is not None:
+                try:
+                    tensors.update(parameter_tensors(self._model.named_parameters()))
+                except NotImplementedError:  # a minikernel stub not written yet: no histograms
+                    pass
+            self.tensorboard.histograms(step, run, tensors)
+
+    def add_graph(self, example_input: Any, run: str | None = None) -> None:
+        """Write the watched model's graph for TensorBoard's Graphs tab (``SummaryWriter.add_graph``).
+
+        Args:
+            example_input (torch.Tensor or tuple): what to call the model on while
+                ``torch.jit.trace`` records it.
+            run (str, optional): the run whose directory gets the graph. Default: ``None``.
+
+        Raises ValueError without ``tensorboard=`` or a model, TypeError for a
+        model that is no ``torch.nn.Module``.
+        """
+        if self.tensorboard is None:
+            raise ValueError("this Dashboard writes no TensorBoard files: create it with tensorboard=True")
+        if self._model is None:
+            raise ValueError("no model is watched: pass one to Dashboard(model, ...) or watch(model)")
+        self._tracing = True
+        try:
+            self.tensorboard.add_graph(self._model, example_input, run)
+        finally:
+            self._tracing = False
 
     def _run_label(self, run: str, layer: str) -> str:
         key = f"{run}: {layer}"
@@ -236,6 +298,8 @@ class Dashboard:
 
     def flush(self) -> None:
         """Send what is not drawn yet (after ``every`` > 1, or a throttled inline redraw)."""
+        if self.tensorboard is not None:
+            self.tensorboard.flush()
         if self._visdom is not None:
             if self._unsent:
                 self._render()
@@ -276,11 +340,14 @@ class Dashboard:
         self._handles.clear()
         self.watched.clear()
         self._pending = {}
+        self._raw = {}
 
     def close(self) -> None:
         """:meth:`remove`, draw what is pending, and stop redrawing after each cell."""
         self.remove()
         self.flush()
+        if self.tensorboard is not None:
+            self.tensorboard.close()
         if self._callback_registered:
             from IPython import get_ipython
 
