@@ -14,6 +14,7 @@ their operators); exercises never replace it, so nothing else depends on chapter
 from . import registry, state
 from .dispatcher import Step, call, compute_keys, keys_of, redispatch, trace
 from .keys import BACKENDS, DispatchKey, DispatchKeySet, keyset
+from . import rebuild  # noqa: F401 - exercises 9.1-9.3
 from .modes import DispatchMode, LoggingMode, install_default_fallbacks, python_fallback
 from .registry import FALLTHROUGH, Operator
 from .schema import FunctionSchema, parse_schema
