@@ -58,11 +58,12 @@ def infer_schema(fn: Callable) -> str:
     """``"(Tensor x, float k=2.0) -> Tensor"`` from ``fn``'s type hints (``torch.library.infer_schema``)."""
     parts = []
     for p in inspect.signature(fn).parameters.values():
-        if p.annotation not in _HINTS:
+        hint = p.annotation.rpartition(".")[2] if isinstance(p.annotation, str) else p.annotation
+        if hint not in _HINTS:
             raise TypeError(f"{fn.__name__}: parameter {p.name!r} needs a type hint among Tensor, float, int, "
                             f"bool (got {p.annotation!r}); or pass schema= yourself")
         default = "" if p.default is inspect.Parameter.empty else f"={p.default}"
-        parts.append(f"{_HINTS[p.annotation]} {p.name}{default}")
+        parts.append(f"{_HINTS[hint]} {p.name}{default}")
     return f"({', '.join(parts)}) -> Tensor"
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from . import registry, state
-from .keys import BACKENDS, DispatchKey, DispatchKeySet, keyset
+from .keys import DispatchKey, DispatchKeySet, keyset
 from .registry import FALLTHROUGH, Operator
 
 
@@ -109,14 +109,11 @@ def redispatch(op: Operator, keys: DispatchKeySet, *args: Any, **kwargs: Any) ->
             _record(op, key, kernel, "fallthrough")
             keys = keys.remove(key)
             continue
-        if kernel is None:
-            if key in BACKENDS:
-                raise NotImplementedError(
-                    f"Could not run '{op.name}' with arguments from the '{key.name}' backend: no kernel is "
-                    f"registered for {op.name} at {key.name} (registered: {', '.join(op.table()) or 'none'}). "
-                    f"Register one with minikernel.library.impl('{op.name}', '{key.name}', fn)")
-            keys = keys.remove(key)  # a wrapper layer with nothing registered has nothing to do
-            continue
+        if kernel is None:  # wrapper keys all have fallbacks (modes.install_default_fallbacks)
+            raise NotImplementedError(
+                f"Could not run '{op.name}' with arguments from the '{key.name}' backend: no kernel is "
+                f"registered for {op.name} at {key.name} and {key.name} has no fallback (registered: "
+                f"{', '.join(op.table()) or 'none'}). Register one with minikernel.library.impl")
         _record(op, key, kernel, how)
         _TRACE.depth += 1
         try:

@@ -48,18 +48,17 @@ def run_dispatch(op: Operator, keys: DispatchKeySet, args: tuple, kwargs: dict) 
             key = keys.highest()
             kernel, how = registry.lookup(op, key)      # op's own kernel, else the key's fallback
             if kernel is FALLTHROUGH: drop key, go on
-            if kernel is None:                          # nothing registered at this key
-                a backend key → NotImplementedError("Could not run '<op.name>' with arguments
-                                from the '<key.name>' backend ...")
-                another key   → drop it, go on
+            if kernel is None:                          # no kernel, no fallback at this key
+                NotImplementedError("Could not run '<op.name>' with arguments from the
+                                     '<key.name>' backend ...")
             return kernel.call(op, keys.below(key), args, kwargs)
         RuntimeError: no key left
 
     ``kernel.call`` passes the keys *below* ``key``, so a kernel that wraps a layer can
     redispatch to the next one. Matches ``dispatcher.redispatch`` (and torch's
-    "Could not run 'mylib::op' with arguments from the 'CPU' backend" error). ≈12 lines.
+    "Could not run 'mylib::op' with arguments from the 'CPU' backend" error). ≈10 lines.
     """
-    # TODO(9.2): ≈12 lines
+    # TODO(9.2): ≈10 lines
     raise NotImplementedError("exercise 9.2 (run_dispatch) is not implemented yet")
 
 

@@ -5,7 +5,7 @@ from typing import Any
 
 import minikernel.dispatch.rebuild as mine
 from minikernel.dispatch import registry, state
-from minikernel.dispatch.keys import BACKENDS, DispatchKey, DispatchKeySet, keyset
+from minikernel.dispatch.keys import DispatchKey, DispatchKeySet, keyset
 from minikernel.dispatch.registry import FALLTHROUGH, Operator
 
 
@@ -28,11 +28,8 @@ def run_dispatch(op: Operator, keys: DispatchKeySet, args: tuple, kwargs: dict) 
             keys = keys.remove(key)
             continue
         if kernel is None:
-            if key in BACKENDS:
-                raise NotImplementedError(f"Could not run '{op.name}' with arguments from the '{key.name}' "
-                                          f"backend: no kernel is registered there")
-            keys = keys.remove(key)
-            continue
+            raise NotImplementedError(f"Could not run '{op.name}' with arguments from the '{key.name}' "
+                                      f"backend: no kernel and no fallback is registered there")
         return kernel.call(op, keys.below(key), args, kwargs)
     raise RuntimeError(f"{op.name}: no dispatch key left")
 
