@@ -8,13 +8,12 @@
 * ``modes``       ``DispatchMode`` (``TorchDispatchMode``) and the ``Python`` key's fallback
 * ``rebuild``     exercises 9.1–9.3: the same pieces, written by you
 
-The library's own tensors go through it (``minikernel/tensor_dispatch.py`` registers
+The library's own tensors go through it (``minikernel/tensor_backends.py`` registers
 their operators); exercises never replace it, so nothing else depends on chapter 09.
 """
-from . import registry, state
+from . import rebuild, registry, state  # rebuild: exercises 9.1-9.3
 from .dispatcher import Step, call, compute_keys, keys_of, redispatch, trace
 from .keys import BACKENDS, DispatchKey, DispatchKeySet, keyset
-from . import rebuild  # noqa: F401 - exercises 9.1-9.3
 from .modes import DispatchMode, LoggingMode, install_default_fallbacks, python_fallback
 from .registry import FALLTHROUGH, Operator
 from .schema import FunctionSchema, parse_schema
@@ -23,6 +22,6 @@ from .state import exclude_keys, include_keys, local_exclude, local_include
 install_default_fallbacks()
 
 __all__ = ["DispatchKey", "DispatchKeySet", "keyset", "BACKENDS", "FunctionSchema", "parse_schema",
-           "Operator", "FALLTHROUGH", "registry", "state", "call", "redispatch", "compute_keys", "keys_of",
+           "Operator", "FALLTHROUGH", "registry", "state", "rebuild", "call", "redispatch", "compute_keys", "keys_of",
            "trace", "Step", "DispatchMode", "LoggingMode", "python_fallback", "include_keys", "exclude_keys",
            "local_include", "local_exclude"]

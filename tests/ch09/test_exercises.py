@@ -16,8 +16,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 import minikernel as mk
 from minikernel import dispatch as D, library
 from minikernel.autograd import gradcheck
-from minikernel.dispatch import DispatchKey as K, rebuild as R
-from minikernel.dispatch import state
+from minikernel.dispatch import DispatchKey as K, rebuild as R, state
 
 from .scratch import Scratch, numpy_kernel
 

@@ -1,10 +1,9 @@
 """Only Python is excluded while the mode runs: its call goes through Autograd and the rest again."""
 from __future__ import annotations
 
+import minikernel.dispatch.rebuild as mine
 from minikernel.dispatch import state
 from minikernel.dispatch.keys import DispatchKey, keyset
-
-import minikernel.dispatch.rebuild as mine
 
 EXERCISE = "9.3"
 

@@ -1,10 +1,9 @@
 """The mode stays on the stack while it runs: its own call comes back to it, forever."""
 from __future__ import annotations
 
+import minikernel.dispatch.rebuild as mine
 from minikernel.dispatch import state
 from minikernel.dispatch.keys import DispatchKey, DispatchKeySet
-
-import minikernel.dispatch.rebuild as mine
 
 EXERCISE = "9.3"
 

@@ -1,10 +1,9 @@
 """The thread-local sets and the stack are restored only when the mode returns, not when it raises."""
 from __future__ import annotations
 
+import minikernel.dispatch.rebuild as mine
 from minikernel.dispatch import state
 from minikernel.dispatch.keys import DispatchKey, DispatchKeySet, keyset
-
-import minikernel.dispatch.rebuild as mine
 
 EXERCISE = "9.3"
 

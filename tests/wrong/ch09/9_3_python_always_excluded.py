@@ -1,10 +1,9 @@
 """Python is excluded while a mode runs even when outer modes remain: they never see the call."""
 from __future__ import annotations
 
+import minikernel.dispatch.rebuild as mine
 from minikernel.dispatch import state
 from minikernel.dispatch.keys import DispatchKey, DispatchKeySet
-
-import minikernel.dispatch.rebuild as mine
 
 EXERCISE = "9.3"
 
