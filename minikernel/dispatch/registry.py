@@ -73,8 +73,12 @@ class Operator:
 
 _OPERATORS: dict[str, Operator] = {}
 _FALLBACKS: dict[DispatchKey, Any] = {}
-#: ``dispatcher.call``, plugged in by dispatcher.py (it imports this module).
-_CALL: list[Callable] = [lambda op, *a, **k: (_ for _ in ()).throw(RuntimeError("dispatcher not loaded"))]
+def _not_loaded(op: "Operator", *args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError("minikernel.dispatch.dispatcher is not imported: import minikernel.dispatch")
+
+
+#: ``dispatcher.call``, plugged in by dispatcher.py (which imports this module, so it can't be imported here).
+_CALL: list[Callable] = [_not_loaded]
 
 
 def _qualify(name: str) -> str:
