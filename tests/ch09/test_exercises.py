@@ -16,9 +16,22 @@ from torch.utils._python_dispatch import TorchDispatchMode
 import minikernel as mk
 from minikernel import dispatch as D, library
 from minikernel.autograd import gradcheck
+from minikernel.course.exercise import stub_exercise_id
 from minikernel.dispatch import DispatchKey as K, rebuild as R, state
 
 from .scratch import Scratch, numpy_kernel
+
+
+def _refusal(call, kind: type = NotImplementedError) -> Exception:
+    """The ``kind`` error ``call()`` raises; an unfinished stub's own error goes through (TODO)."""
+    try:
+        call()
+    except kind as err:
+        if stub_exercise_id(err):
+            raise
+        return err
+    raise AssertionError(f"expected a {kind.__name__}: nothing was refused")
+
 
 WRAPPERS = [K.BackendSelect, K.Python, K.ADInplaceOrView, K.Autograd, K.Autocast]
 
@@ -151,12 +164,10 @@ def test_run_dispatch_refuses_like_torch_without_a_backend_kernel(make):
     lib.define("nokernel(Tensor x) -> Tensor")
     with pytest.raises(NotImplementedError) as theirs:
         torch.ops.test09.nokernel(torch.ones(1))
-    with pytest.raises(NotImplementedError) as ours:
-        R.run_dispatch(op, D.keyset(K.CPU, K.Autograd), (mk.ones(1),), {})
+    ours = _refusal(lambda: R.run_dispatch(op, D.keyset(K.CPU, K.Autograd), (mk.ones(1),), {}))
     prefix = "Could not run 'test09::nokernel' with arguments from the 'CPU' backend"
-    assert str(theirs.value).startswith(prefix) and str(ours.value).startswith(prefix)
-    with pytest.raises(RuntimeError):
-        R.run_dispatch(op, D.DispatchKeySet(), (mk.ones(1),), {})
+    assert str(theirs.value).startswith(prefix) and str(ours).startswith(prefix)
+    _refusal(lambda: R.run_dispatch(op, D.DispatchKeySet(), (mk.ones(1),), {}), RuntimeError)
 
 
 @pytest.mark.exercise("9.2")
@@ -166,8 +177,8 @@ def test_a_wrapper_key_without_kernel_or_fallback_is_refused(make):
     D.registry.impl(op, K.CPU, numpy_kernel(lambda x: x))
     saved = D.registry._FALLBACKS.pop(K.Autocast)
     try:
-        with pytest.raises(NotImplementedError, match="'Autocast' backend"):
-            R.run_dispatch(op, D.keyset(K.CPU, K.Autocast), (mk.ones(1),), {})
+        err = _refusal(lambda: R.run_dispatch(op, D.keyset(K.CPU, K.Autocast), (mk.ones(1),), {}))
+        assert "'Autocast' backend" in str(err)
     finally:
         D.registry._FALLBACKS[K.Autocast] = saved
 
@@ -417,6 +428,5 @@ def test_a_backward_with_the_wrong_count_is_refused(make):
     op = library.custom_op("test09::bad", lambda x: x, schema="(Tensor x) -> Tensor")
     library.register_autograd(op, lambda ctx, g: (g, g))
     y = op(mk.tensor([1.0], requires_grad=True))
-    with pytest.raises(RuntimeError, match="one per input"):
-        y.sum().backward()
+    assert "one per input" in str(_refusal(lambda: y.sum().backward(), RuntimeError))
     make.names.append("test09::bad")
