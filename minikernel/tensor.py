@@ -58,6 +58,9 @@ def _address(array: Any) -> int:
     return array._ary.ctypes.data  # the simulator keeps "device" memory in a numpy array
 
 
+#: A tensor's dispatch keys by backend (``Tensor._dispatch_keys``).
+_CPU_KEYS, _CUDA_KEYS = ALWAYS.add(DispatchKey.CPU), ALWAYS.add(DispatchKey.CUDA)
+
 #: torch's dim wrapping and its IndexError (``shape_rules.py``).
 _wrap_dim = R.wrap_dim
 
@@ -152,7 +155,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
     def _dispatch_keys(self) -> DispatchKeySet:
         """This tensor's dispatch keys (``torch._C._dispatch_keys(t)``): its backend and the
         layers every tensor passes through (chapter 09, ``minikernel/dispatch``)."""
-        return ALWAYS.add(DispatchKey.CUDA if self.device.type == "cuda" else DispatchKey.CPU)
+        return _CUDA_KEYS if _is_device_array(self._storage) else _CPU_KEYS
 
     @property
     def is_cuda(self) -> bool:

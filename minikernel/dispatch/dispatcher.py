@@ -77,18 +77,21 @@ def keys_of(value: Any) -> DispatchKeySet:
     return method() if callable(method) else DispatchKeySet()
 
 
+_FACTORY = keyset(DispatchKey.BackendSelect, DispatchKey.CPU)
+
+
 def compute_keys(op: Operator, args: tuple, kwargs: dict) -> DispatchKeySet:
     """The call's key set: union of the tensor arguments' keys, plus local include, minus local exclude.
 
     A call without tensor arguments (a factory function) goes to ``BackendSelect``
     and the CPU backend, as in PyTorch.
     """
-    keys = DispatchKeySet()
+    bits = 0
     for t in op.schema.tensor_arguments(args, kwargs):
-        keys = keys | keys_of(t)
-    if not keys:
-        keys = keyset(DispatchKey.BackendSelect, DispatchKey.CPU)
-    return (keys | state.local_include()) - state.local_exclude()
+        bits |= keys_of(t).bits
+    if not bits:
+        bits = _FACTORY.bits
+    return DispatchKeySet(bits=(bits | state.local_include().bits) & ~state.local_exclude().bits)
 
 
 def call(op: Operator, *args: Any, **kwargs: Any) -> Any:

@@ -48,6 +48,16 @@ class FunctionSchema:
         return self.text
 
     @property
+    def positions(self) -> tuple[tuple[int, ...], int]:
+        """(indices of the positional ``Tensor`` arguments, number of positional arguments), cached."""
+        cached = self.__dict__.get("_positions")
+        if cached is None:
+            positional = [a for a in self.arguments if not a.kwarg_only]
+            cached = tuple(i for i, a in enumerate(positional) if a.is_tensor), len(positional)
+            object.__setattr__(self, "_positions", cached)
+        return cached
+
+    @property
     def qualified_name(self) -> str:
         return f"{self.name}.{self.overload}" if self.overload else self.name
 
@@ -77,6 +87,10 @@ class FunctionSchema:
 
     def tensor_arguments(self, args: tuple, kwargs: dict) -> list:
         """The values passed for ``Tensor`` arguments: their key sets decide the kernel."""
+        tensors, n_positional = self.positions
+        if not kwargs and not self.open and len(args) <= n_positional:
+            # the common call, positional only: no binding needed (a missing argument fails in the kernel)
+            return [args[i] for i in tensors if i < len(args) and args[i] is not None]
         bound = self.bind(args, kwargs)
         if self.open:
             return [v for v in bound.values() if hasattr(v, "_dispatch_keys")]
