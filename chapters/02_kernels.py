@@ -64,7 +64,8 @@ print(torch.__version__, "| minikernel's cuda device usable:", mk.device.is_avai
 # A PyTorch operator reaches its kernel after **two dispatches**: first on the
 # *device* (CPU and CUDA kernels are different code, often in different libraries),
 # then on the *dtype* (a `switch` that picks the float, double or int64 version of
-# the same template). Once there, a kernel author writes, in this order:
+# the same template). (Above both, autograd, autocast and Python modes get their turn:
+# the dispatcher's keys, chapter 09.) Once there, a kernel author writes, in this order:
 #
 # 1. **error checks** on the inputs (dimensions, shapes, devices);
 # 2. **allocate the output** (unless the caller passed `out=`);

@@ -21,6 +21,7 @@ from . import norm  # noqa: E402  chapter 05
 from . import amp  # noqa: E402  chapter 06
 from . import distributed  # noqa: E402  chapter 07
 from . import clip_grad, optim  # noqa: E402  chapter 08
+from . import library  # noqa: E402  chapter 09
 from . import ao, utils  # noqa: E402  chapter 10
 from .course.grading import grade  # noqa: E402
 

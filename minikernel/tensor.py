@@ -20,6 +20,7 @@ from . import shape_rules as R
 from . import strides as S
 from .autograd.grad_mode import is_grad_enabled
 from .device import Device, DeviceLike
+from .dispatch.keys import ALWAYS, DispatchKey, DispatchKeySet
 from .kernels.layout import contiguous_strides, copy_strides, is_non_overlapping_and_dense
 from .strides import Shape, Storage
 from .tensor_autograd import AutogradMixin
@@ -56,6 +57,9 @@ def _address(array: Any) -> int:
         return array.device_ctypes_pointer.value or 0
     return array._ary.ctypes.data  # the simulator keeps "device" memory in a numpy array
 
+
+#: A tensor's dispatch keys by backend (``Tensor._dispatch_keys``).
+_CPU_KEYS, _CUDA_KEYS = ALWAYS.add(DispatchKey.CPU), ALWAYS.add(DispatchKey.CUDA)
 
 #: torch's dim wrapping and its IndexError (``shape_rules.py``).
 _wrap_dim = R.wrap_dim
@@ -147,6 +151,11 @@ class Tensor(AutogradMixin, OperatorsMixin):
     def device(self) -> Device:
         """``device(type='cpu')`` for a numpy storage, ``device(type='cuda', index=0)`` on the GPU."""
         return Device("cuda", 0) if _is_device_array(self._storage) else Device("cpu")
+
+    def _dispatch_keys(self) -> DispatchKeySet:
+        """This tensor's dispatch keys (``torch._C._dispatch_keys(t)``): its backend and the
+        layers every tensor passes through (chapter 09, ``minikernel/dispatch``)."""
+        return _CUDA_KEYS if _is_device_array(self._storage) else _CPU_KEYS
 
     @property
     def is_cuda(self) -> bool:

@@ -1,19 +1,32 @@
-"""Where a Tensor method sends its work: the kernel path or the autograd path.
+"""Where a Tensor method sends its work: through minikernel's dispatcher (``minikernel/dispatch``).
 
-``x + y`` on tensors that take no part in autograd runs chapter 02's kernels
-(``minikernel.ops``); when an operand requires grad, or while a backward pass
-runs, it goes to the autograd layer (``minikernel.autograd.functions``), which
-records the graph. Both layers sit above the Tensor and import it, so the Tensor
-can't import them: each path is plugged in here once, when ``minikernel`` is
-imported (``register``), the way PyTorch's kernels register themselves with the
-dispatcher instead of the Tensor knowing them.
+Every tensor carries a key set (``Tensor._dispatch_keys()``: its backend, CPU or
+CUDA, and the ``ADInplaceOrView``, ``Autograd`` and ``Autocast`` layers, as in
+PyTorch). ``x + y`` calls the operator ``aten::add`` and the dispatcher runs,
+highest key first:
+
+* ``Autograd`` — when an operand requires grad (or a backward pass runs) the
+  autograd layer (``minikernel.autograd.functions``) computes and records the
+  graph (chapter 03); otherwise it redispatches to the keys below;
+* ``ADInplaceOrView`` — for in-place ops, bumps the version counter after the
+  layers below wrote;
+* ``Python`` — a ``DispatchMode`` that is on, if any;
+* ``CPU`` / ``CUDA`` — ``minikernel.ops``: dtype dispatch, checks, your chapter 02 kernel.
+
+The layers sit above the Tensor and import it, so they are plugged in here once,
+when ``minikernel`` is imported (``register``), the way PyTorch's kernels
+register themselves with the dispatcher instead of the Tensor knowing them.
 """
 from __future__ import annotations
 
 from types import ModuleType
 from typing import Any, Callable, Optional
 
+from . import dispatch
 from .autograd.grad_mode import backward_running
+from .dispatch import DispatchKey
+
+K = DispatchKey
 
 
 class _Paths:
@@ -24,10 +37,45 @@ class _Paths:
 
 _PATHS = _Paths()
 
+#: op name → schema. Ops with a chapter 02 kernel (``minikernel.ops``) at CPU/CUDA:
+KERNEL_OPS = {
+    "add": "add(Tensor self, Tensor other) -> Tensor",
+    "sub": "sub(Tensor self, Tensor other) -> Tensor",
+    "mul": "mul(Tensor self, Tensor other) -> Tensor",
+    "div": "div(Tensor self, Tensor other) -> Tensor",
+    "neg": "neg(Tensor self) -> Tensor",
+    "exp": "exp(Tensor self) -> Tensor",
+    "log": "log(Tensor self) -> Tensor",
+    "relu": "relu(Tensor self) -> Tensor",
+    "sigmoid": "sigmoid(Tensor self) -> Tensor",
+    "sum": "sum(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+    "mean": "mean(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+    "max": "max(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+    "matmul": "matmul(Tensor self, Tensor other) -> Tensor",
+    "amax": "amax(Tensor self, int[] dim=None, bool keepdim=False) -> Tensor",
+}
+#: In-place forms: chapter 02's ``out=self`` variant at the backend, the version bump at ADInplaceOrView.
+INPLACE_BINARY = ("add", "sub", "mul", "div")
+INPLACE_UNARY = ("neg", "exp", "log", "relu", "sigmoid")
+#: Ops with no chapter 02 kernel: the autograd layer computes them (numpy) at the Autograd key.
+AUTOGRAD_ONLY = {
+    "pow": "pow(Tensor self, Tensor exponent) -> Tensor",
+    "prod": "prod(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+    "where": "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
+    "tanh": "tanh(Tensor self) -> Tensor",
+    "gt": "gt(Tensor self, Tensor other) -> Tensor",
+    "lt": "lt(Tensor self, Tensor other) -> Tensor",
+    "ge": "ge(Tensor self, Tensor other) -> Tensor",
+    "le": "le(Tensor self, Tensor other) -> Tensor",
+    "eq": "eq(Tensor self, Tensor other) -> Tensor",
+}
+
 
 def register(kernels: ModuleType, autograd: ModuleType, backward: Callable) -> None:
-    """Plug in the two paths (called once by ``minikernel/__init__.py``)."""
+    """Plug in the layers and register every operator's kernels (called once by ``minikernel/__init__.py``)."""
     _PATHS.kernels, _PATHS.autograd, _PATHS.backward = kernels, autograd, backward
+    if not dispatch.registry.has("aten::add"):
+        _register_operators()
 
 
 def _require(value: Any, what: str) -> Any:
@@ -52,14 +100,78 @@ def run_backward(*args: Any) -> None:
 
 
 def autograd_active(args: tuple) -> bool:
-    """Whether an operation on ``args`` takes the autograd path: when an operand
-    requires grad, or while a backward pass runs. Otherwise it is the kernel path."""
+    """Whether the Autograd key's kernel records: when an operand requires grad, or while a
+    backward pass runs. Otherwise it redispatches to the backend."""
     return backward_running() or any(getattr(a, "requires_grad", False) is True for a in args)
 
 
 def route(name: str, *args: Any) -> Any:
-    """Call ``name(*args)`` on the autograd path when autograd is involved, else on the kernel path."""
-    return getattr(autograd() if autograd_active(args) else kernels(), name)(*args)
+    """Call the operator ``aten::<name>`` through the dispatcher."""
+    return dispatch.registry.get(name)(*args)
+
+
+# ----------------------------------------------------------------- kernels
+def _autograd_kernel(name: str, fn: Callable) -> Callable:
+    """The Autograd key: record (``fn``) when autograd is involved, else redispatch below."""
+    op = dispatch.registry.get(name)
+
+    def autograd_kernel(keys, *args):
+        if autograd_active(args):
+            return fn(*args)
+        return dispatch.redispatch(op, keys, *args)
+
+    autograd_kernel.__qualname__ = f"autograd.functions.{name.rstrip('_')}"
+    return autograd_kernel
+
+
+def _backend(name: str, fn: Callable) -> Callable:
+    fn.__qualname__ = name
+    return fn
+
+
+def _bump_version(name: str) -> Callable:
+    """ADInplaceOrView for an in-place op: run the layers below, then bump ``self``'s version."""
+    op = dispatch.registry.get(name)
+
+    def inplace_or_view(keys, self, *args):
+        dispatch.redispatch(op, keys, self, *args)
+        self._bump_version()
+        return self
+
+    inplace_or_view.__qualname__ = "ADInplaceOrView: bump version"
+    return inplace_or_view
+
+
+def _register_operators() -> None:
+    reg = dispatch.registry
+    for name, schema in KERNEL_OPS.items():
+        op = reg.define(schema)
+        backend = _backend(f"ops.{name}", lambda *a, _n=name: getattr(kernels(), _n)(*a))
+        for key in (K.CPU, K.CUDA):
+            reg.impl(op, key, backend)
+        if name != "amax":  # amax: the reduce kernel only (the autograd layer has no amax)
+            reg.impl(op, K.Autograd, _autograd_kernel(name, lambda *a, _n=name: getattr(autograd(), _n)(*a)),
+                     with_keys=True)
+    for name in INPLACE_BINARY + INPLACE_UNARY:
+        binary = name in INPLACE_BINARY
+        op = reg.define(f"{name}_(Tensor self, Tensor other) -> Tensor" if binary else f"{name}_(Tensor self) -> Tensor")
+        if binary:
+            backend = _backend(f"ops.binary({name!r}, out=self)",
+                               lambda s, o, _n=name: kernels().binary(_n, s, o, out=s, inplace=True))
+        else:
+            backend = _backend(f"ops.unary({name!r}, out=self)",
+                               lambda s, _n=name: kernels().unary(_n, s, out=s, inplace=True))
+        for key in (K.CPU, K.CUDA):
+            reg.impl(op, key, backend)
+        reg.impl(op, K.ADInplaceOrView, _bump_version(f"{name}_"), with_keys=True)
+        reg.impl(op, K.Autograd, _autograd_kernel(f"{name}_", lambda *a, _n=name: autograd().inplace(_n, *a)),
+                 with_keys=True)
+    for name, schema in AUTOGRAD_ONLY.items():
+        op = reg.define(schema)
+        fn = _backend(f"autograd.functions.{name}", lambda *a, _n=name: getattr(autograd(), _n)(*a))
+        reg.impl(op, K.Autograd, fn)  # computes and records in one: no backend kernel below it
+    op = reg.define("tanh_(Tensor self) -> Tensor")
+    reg.impl(op, K.Autograd, _backend("autograd.functions.inplace('tanh')", lambda s: autograd().inplace("tanh", s)))
 
 
 class _AutogradFunctions:

@@ -1,17 +1,17 @@
 """Tensor arithmetic: the operators and methods that compute (chapter 02 onwards).
 
-Each one is a call into ``minikernel.ops`` — device dispatch, dtype dispatch,
-checks, output allocation, then your chapter 02 kernel — unless autograd is
-involved (an operand requires grad, or a backward pass is running): then the same
-call goes to ``minikernel.autograd.functions``, which records the graph (chapter 03)
-and computes with numpy (``tensor_backends.py`` picks). Mixed into ``Tensor``
+Each one calls an operator (``aten::add``, ...) through minikernel's dispatcher
+(chapter 09, ``tensor_backends.py`` registers the kernels): the Autograd key's
+kernel records the graph when autograd is involved (chapter 03), otherwise the
+backend key's kernel runs ``minikernel.ops`` — device dispatch, dtype dispatch,
+checks, output allocation, then your chapter 02 kernel. Mixed into ``Tensor``
 (``tensor.py``).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .tensor_backends import autograd, autograd_active, kernels, route
+from .tensor_backends import route
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -123,7 +123,7 @@ class OperatorsMixin:
         return _route("mean", self, dim, keepdim)
 
     def amax(self, dim=(), keepdim: bool = False) -> "Tensor":
-        return kernels().amax(self, dim, keepdim)
+        return _route("amax", self, dim, keepdim)
 
     def max(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
         return _route("max", self, dim, keepdim)
@@ -131,56 +131,48 @@ class OperatorsMixin:
     def matmul(self, other) -> "Tensor":
         return _route("matmul", self, other)
 
-    # ------------------------- autograd-layer only (no chapter 02 kernel)
+    # ------------- no chapter 02 kernel: the Autograd key's kernel computes them
     def __pow__(self, exponent):
-        return autograd().pow(self, exponent)
+        return _route("pow", self, exponent)
 
     def __rpow__(self, base):
-        return autograd().pow(base, self)
+        return _route("pow", base, self)
 
     def prod(self, dim=None, keepdim: bool = False) -> "Tensor":
-        return autograd().prod(self, dim, keepdim)
+        return _route("prod", self, dim, keepdim)
 
     def where(self, condition, other) -> "Tensor":
         """``torch.where(condition, self, other)``."""
-        return autograd().where(condition, self, other)
+        return _route("where", condition, self, other)
 
     def pow(self, exponent) -> "Tensor":
-        return autograd().pow(self, exponent)
+        return _route("pow", self, exponent)
 
     def tanh(self) -> "Tensor":
-        return autograd().tanh(self)
+        return _route("tanh", self)
 
     def tanh_(self) -> "Tensor":
-        return autograd().inplace("tanh", self)
+        return _route("tanh_", self)
 
     def __gt__(self, other):
-        return autograd().gt(self, other)
+        return _route("gt", self, other)
 
     def __lt__(self, other):
-        return autograd().lt(self, other)
+        return _route("lt", self, other)
 
     def __ge__(self, other):
-        return autograd().ge(self, other)
+        return _route("ge", self, other)
 
     def __le__(self, other):
-        return autograd().le(self, other)
+        return _route("le", self, other)
 
     def eq(self, other) -> "Tensor":
-        return autograd().eq(self, other)
+        return _route("eq", self, other)
 
 
 _route = route
 
 
 def _inplace(name: str, self, other=None):
-    """In-place ops: the autograd layer when involved, else ops' ``out=self`` variant; both bump the version."""
-    args = (self,) if other is None else (self, other)
-    if autograd_active(args):
-        return autograd().inplace(name, self, other)
-    if other is None:
-        kernels().unary(name, self, out=self, inplace=True)
-    else:
-        kernels().binary(name, self, other, out=self, inplace=True)
-    self._bump_version()
-    return self
+    """In-place ops: ``aten::<name>_``; the version bump happens at ADInplaceOrView (or in the autograd layer)."""
+    return _route(f"{name}_", self) if other is None else _route(f"{name}_", self, other)

@@ -92,7 +92,7 @@ def test_parse_selection_refuses_what_is_not_an_id(spec):
         ex.parse_selection(spec)
 
 
-@pytest.mark.parametrize("spec", ["1.99", "9.*"])
+@pytest.mark.parametrize("spec", ["1.99", "42.*"])
 @pytest.mark.own_mode
 def test_unknown_exercise_in_env_is_a_clear_error(spec):
     proc = _import_in_subprocess(spec)

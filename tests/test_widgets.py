@@ -20,6 +20,7 @@ import minikernel.strides as S
 from minikernel.course.exercise import stub_exercise_id, uses_reference
 from tests.test_notebooks import BARE_REPR
 from widgets import (
+    dispatch_trace,
     graph_picture,
     graph_svg,
     kernel_trace,
@@ -252,7 +253,7 @@ def test_widget_structure():
 def test_each_widget_stores_a_still_picture_and_a_line_of_text():
     x = torch.tensor([[0.5, -1.0]], requires_grad=True)
     made = [stride_explorer(), kernel_trace(), norm_explorer(), ring_stepper(), scaler_diagram(),
-            GraphViewer((x * 2).sum(), None)]
+            GraphViewer((x * 2).sum(), None), dispatch_trace()]
     for widget in made:
         bundle = widget._repr_mimebundle_()
         assert "application/vnd.jupyter.widget-view+json" in bundle  # live, it is still the widget

@@ -1,0 +1,27 @@
+"""minikernel's dispatcher (chapter 09): one path from an operator call to the kernel that runs.
+
+* ``keys``        ``DispatchKey`` (PyTorch's order) and ``DispatchKeySet``
+* ``schema``      operator schemas: ``"add(Tensor self, Tensor other) -> Tensor"``
+* ``registry``    operators declared once, kernels per key, fallbacks, fallthrough
+* ``state``       the thread-local include/exclude sets and the mode stack
+* ``dispatcher``  ``call`` and ``redispatch``: the dispatch loop; ``trace``
+* ``modes``       ``DispatchMode`` (``TorchDispatchMode``) and the ``Python`` key's fallback
+* ``rebuild``     exercises 9.1–9.3: the same pieces, written by you
+
+The library's own tensors go through it (``minikernel/tensor_backends.py`` registers
+their operators); exercises never replace it, so nothing else depends on chapter 09.
+"""
+from . import rebuild, registry, state  # rebuild: exercises 9.1-9.3
+from .dispatcher import Step, call, compute_keys, keys_of, redispatch, trace
+from .keys import BACKENDS, DispatchKey, DispatchKeySet, keyset
+from .modes import DispatchMode, LoggingMode, install_default_fallbacks, python_fallback
+from .registry import FALLTHROUGH, Operator
+from .schema import FunctionSchema, parse_schema
+from .state import exclude_keys, include_keys, local_exclude, local_include
+
+install_default_fallbacks()
+
+__all__ = ["DispatchKey", "DispatchKeySet", "keyset", "BACKENDS", "FunctionSchema", "parse_schema",
+           "Operator", "FALLTHROUGH", "registry", "state", "rebuild", "call", "redispatch", "compute_keys", "keys_of",
+           "trace", "Step", "DispatchMode", "LoggingMode", "python_fallback", "include_keys", "exclude_keys",
+           "local_include", "local_exclude"]

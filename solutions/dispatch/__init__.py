@@ -1,0 +1,1 @@
+"""Reference bodies for minikernel/dispatch (chapter 09)."""

@@ -1,0 +1,25 @@
+"""Only Python is excluded while the mode runs: its call goes through Autograd and the rest again."""
+from __future__ import annotations
+
+import minikernel.dispatch.rebuild as mine
+from minikernel.dispatch import state
+from minikernel.dispatch.keys import DispatchKey, keyset
+
+EXERCISE = "9.3"
+
+
+def mode_fallback(op, keys, args, kwargs):
+    stack = state.mode_stack()
+    if not stack:
+        return mine.run_dispatch(op, keys, args, kwargs)
+    mode = stack.pop()
+    saved = state._TLS.include, state._TLS.exclude
+    python = keyset(DispatchKey.Python)
+    inner = python if stack else keyset()
+    state._TLS.include = (saved[0] - python) | inner
+    state._TLS.exclude = (saved[1] | python) - inner
+    try:
+        return mode.__dispatch__(op, args, kwargs)
+    finally:
+        state._TLS.include, state._TLS.exclude = saved
+        stack.append(mode)
