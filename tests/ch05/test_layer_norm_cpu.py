@@ -105,6 +105,13 @@ def test_backward_matches_native_layer_norm_backward(case):
     for name, mine, theirs in (("dw", got[1], expected[1]), ("db", got[2], expected[2])):
         if theirs is None:
             assert mine is None, f"{name}: the layer has no such parameter, so torch returns None"
+        elif name == "dw" and x.dtype == torch.float32 and x.numel():
+            # dw sums dy * xhat, and xhat = (x - mean) * rstd carries x's rounding times
+            # rstd: up to 1/sqrt(eps) = 316 for a row of equal values, where xhat is pure
+            # rounding noise on both sides. The bound below is that noise, summed over rows.
+            noise = 8 * torch.finfo(torch.float32).eps * x.abs().max().item() * rstd.max().item()
+            atol = tolerance(x.dtype, rows)["atol"] + noise * dy.abs().max().item() * rows
+            torch.testing.assert_close(mine.to_torch(), theirs, rtol=2e-4, atol=atol, equal_nan=True)
         else:
             assert_close(mine, theirs, rows)
 
