@@ -173,11 +173,19 @@ def test_html_and_feedback_files(book):
     assert "1.3" in feedback and "TODO" in feedback and "total: 2/4" in feedback
 
 
+#: References of exercises that rebuild code the library itself runs, which the edition
+#: ships on purpose (README, "Teaching with minikernel"): chapter 09's 9.1-9.3 rebuild
+#: the core of minikernel/dispatch, the dispatcher every Tensor operator goes through.
+REBUILDS_LIBRARY_CODE = {"solutions/dispatch/rebuild.py"}
+
+
 def test_edition_holds_no_reference_code(book):
     released = book["edition"]
     assert not (released / "tests" / "wrong").exists()
     bodies = []
     for path in sorted((ROOT / "solutions").rglob("*.py")):
+        if path.relative_to(ROOT).as_posix() in REBUILDS_LIBRARY_CODE:
+            continue
         tree = ast.parse(path.read_text())
         bodies += [ast.get_source_segment(path.read_text(), f.body[-1]) for f in tree.body
                    if isinstance(f, ast.FunctionDef) and len(ast.unparse(f.body[-1])) > 40]
