@@ -1335,6 +1335,68 @@ print("Exponential(0.9) + StepLR(3): ", lrs(lambda o: [torch.optim.lr_scheduler.
 print("0.9^epoch · 0.5^(epoch // 3): ", [round(0.9 ** e * 0.5 ** (e // 3), 4) for e in range(1, 9)])
 
 # %% [markdown]
+# **The linear scaling rule.** Training with k times larger batches, the notes scale
+# the learning rate by k (Goyal et al.: lr = base lr × batch / 256, with a warm-up).
+# Why: one SGD step on a batch of kB averages k small-batch gradients, so with lr × k
+# it moves as far as k small steps would — as long as the gradient hardly changes over
+# those k steps. Below, one step of lr·8 on 64 samples against eight steps of lr on 8
+# samples each: close for a small lr, apart once the steps are large enough for the
+# gradient to change on the way.
+
+# %%
+def k_small_vs_one_big(lr: float, k: int = 8):
+    torch.manual_seed(0)
+    x, y = torch.randn(8 * k, 4), torch.randn(8 * k, 1)
+    small, big = torch.nn.Linear(4, 1), torch.nn.Linear(4, 1)
+    big.load_state_dict(small.state_dict())
+    start = small.weight.detach().clone()
+    opt_small, opt_big = torch.optim.SGD(small.parameters(), lr=lr), torch.optim.SGD(big.parameters(), lr=lr * k)
+    for part in range(k):  # k steps on batches of 8
+        opt_small.zero_grad()
+        torch.nn.functional.mse_loss(small(x[8 * part:8 * part + 8]), y[8 * part:8 * part + 8]).backward()
+        opt_small.step()
+    opt_big.zero_grad()
+    torch.nn.functional.mse_loss(big(x), y).backward()  # one step on all 8k samples, lr × k
+    opt_big.step()
+    with torch.no_grad():  # how far the two runs end apart, per how far the big step moved
+        return ((small.weight - big.weight).abs().max() / (big.weight - start).abs().max()).item()
+
+
+for lr in (1e-4, 1e-3, 1e-2, 1e-1):
+    print(f"base lr {lr:g}: 8 small steps vs one step with lr x 8 end {k_small_vs_one_big(lr):.1%} "
+          "of the step apart")
+
+# %% [markdown]
+# **A held-out test loop.** The notes' classification loop measures accuracy on data
+# the model never trained on, in `eval()` mode and under `no_grad()` (chapter 03 §11),
+# with `torch.max(out, 1)` giving the predicted class. Accuracy on the training data
+# alone says how well the model memorized, not how well it generalizes.
+
+# %%
+torch.manual_seed(0)
+points = torch.randn(600, 2)
+classes = (points[:, 0] * points[:, 1] > 0).long()                 # XOR-like quadrants
+train_x, train_y, test_x, test_y = points[:400], classes[:400], points[400:], classes[400:]
+clf = torch.nn.Sequential(torch.nn.Linear(2, 32), torch.nn.ReLU(), torch.nn.Linear(32, 2))
+opt_clf = torch.optim.Adam(clf.parameters(), lr=0.02)
+for epoch in range(200):
+    clf.train()
+    opt_clf.zero_grad()
+    torch.nn.functional.cross_entropy(clf(train_x), train_y).backward()
+    opt_clf.step()
+
+
+def accuracy(model, x, y):
+    model.eval()
+    with torch.no_grad():
+        _, predicted = torch.max(model(x), 1)                      # (values, indices): the class is the index
+    return (predicted == y).float().mean().item()
+
+
+print(f"accuracy on the 400 training points {accuracy(clf, train_x, train_y):.3f}, "
+      f"on the 200 held-out points {accuracy(clf, test_x, test_y):.3f}")
+
+# %% [markdown]
 # ## Grade chapter 08
 #
 # Runs the tests of every exercise 8.x against PyTorch: your param groups against
