@@ -925,7 +925,7 @@ print(next(line.split("FutureWarning: ")[1] for line in proc.stderr.splitlines()
 # kept the script's own arguments after it (`argparse.REMAINDER`). Ranks are numbered
 # node by node: `WORLD_SIZE = nproc_per_node × nnodes`, `RANK = nproc_per_node ×
 # node_rank + local_rank`. torchrun numbers them the same way when each node is given
-# its `--node-rank` (`tests/ch07/test_rendezvous.py` starts two torchrun agents as two
+# its `--node-rank` (`tests/ch07/test_ddp_job.py` starts two torchrun agents as two
 # "nodes" on this machine and checks every worker's variables against this formula):
 
 # %%
