@@ -1335,6 +1335,26 @@ print("Exponential(0.9) + StepLR(3): ", lrs(lambda o: [torch.optim.lr_scheduler.
 print("0.9^epoch · 0.5^(epoch // 3): ", [round(0.9 ** e * 0.5 ** (e // 3), 4) for e in range(1, 9)])
 
 # %% [markdown]
+# **No weight decay on biases.** The notes build two groups to exempt biases from
+# weight decay, but key them `'parameters'`; an optimizer's group must say `'params'`
+# (chapter 08 §2), so their snippet stops with a `KeyError`. With the right key, the
+# bias group gets `weight_decay=0` and the other the default.
+
+# %%
+decayed = torch.nn.Linear(3, 2)
+named = list(decayed.named_parameters())
+try:
+    torch.optim.SGD([{"parameters": [p for n, p in named if n.endswith("bias")], "weight_decay": 0},
+                     {"parameters": [p for n, p in named if not n.endswith("bias")]}],
+                    lr=1e-2, momentum=0.9, weight_decay=1e-4)
+except KeyError as err:
+    print("the notes' groups:", type(err).__name__, err)
+fixed = torch.optim.SGD([{"params": [p for n, p in named if n.endswith("bias")], "weight_decay": 0},
+                         {"params": [p for n, p in named if not n.endswith("bias")]}],
+                        lr=1e-2, momentum=0.9, weight_decay=1e-4)
+print("with 'params': weight_decay per group", [g["weight_decay"] for g in fixed.param_groups])
+
+# %% [markdown]
 # **The linear scaling rule.** Training with k times larger batches, the notes scale
 # the learning rate by k (Goyal et al.: lr = base lr × batch / 256, with a warm-up).
 # Why: one SGD step on a batch of kB averages k small-batch gradients, so with lr × k
