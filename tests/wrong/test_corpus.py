@@ -74,7 +74,8 @@ def grade_all(cases: list[Case]) -> list[tuple[Case, str, str, float]]:
     proc.stdin.close()
     results = []
     for line in proc.stdout:
-        result = verdict(by_path[json.loads(line)["case"]], json.loads(line))
+        reported = json.loads(line)
+        result = verdict(by_path[reported["case"]], reported)
         shown = "caught" if result[1] == "FAIL" else f"MISS ({result[1]})"
         print(f"  {result[0].name}: {shown} {result[3]:.0f} s", file=sys.stderr, flush=True)
         results.append(result)
