@@ -48,10 +48,7 @@ test-setup:
 
 test-solutions:
 	@echo "==> [1/6] unit + differential tests, references on (MINIKERNEL_SOLUTIONS=all)"
-	@# chapter 02's CPU kernels first, in one process: numba's on-disk cache is then
-	@# written once, before two workers would compile and write the same entries.
-	$(call timed,solutions,MINIKERNEL_SOLUTIONS=all $(PY) -m pytest tests/ch02/test_cpu_kernels.py -q -p no:randomly \
-	    && MINIKERNEL_SOLUTIONS=all $(PY) -m pytest tests -m "not browser" -n 2 --dist loadgroup)
+	$(call timed,solutions,MINIKERNEL_SOLUTIONS=all $(PY) -m pytest tests -m "not browser" -n 2 --dist loadgroup)
 
 test-student:
 	@echo "==> [2/6] student mode (MINIKERNEL_SOLUTIONS empty): what can differ without references"

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import hashlib
 import inspect
 import textwrap
@@ -215,7 +216,56 @@ def _enable_cache(dispatcher, fn: Callable) -> None:
         return  # a numba whose cache layout we do not know: stay uncached rather than stale
     # numba stamps the index with the kernel file's mtime and size; add the helpers' sources
     index_file._source_stamp = (index_file._source_stamp, stamp)
+    index_file.__class__ = _shared_cache_file_class()
     dispatcher._cache = cache
+
+
+@functools.cache
+def _shared_cache_file_class():
+    """numba's index/data cache file, made safe for processes that compile at the same time."""
+    from numba.core.caching import IndexDataCacheFile
+
+    class SharedIndexDataCacheFile(IndexDataCacheFile):
+        """numba numbers a kernel's data files 1, 2, ... in the order signatures are
+        saved. Two processes compiling different signatures of one kernel at once (two
+        test workers, two notebooks) can both read an empty index, both choose file 1,
+        and leave an index that maps one signature to the other's machine code: an
+        int64 kernel that reads its scalar as a float's bits, say. Here each signature
+        gets its own data file, named by a hash of its key and written before the
+        index, and the index is re-read and updated under a file lock.
+        """
+
+        def save(self, key, data):
+            data_name = self._data_name_for(key)
+            self._save_data(data_name, data)
+            with _file_lock(self._index_path + ".lock"):
+                overloads = self._load_index()
+                if overloads.get(key) != data_name:
+                    overloads[key] = data_name
+                    self._save_index(overloads)
+
+        def _data_name_for(self, key) -> str:
+            digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+            return self._data_name_pattern.replace("{number:d}", digest)
+
+    return SharedIndexDataCacheFile
+
+
+@contextlib.contextmanager
+def _file_lock(path: str) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (POSIX); elsewhere, no lock: a lost index
+    update only means one more compile, never a wrong kernel."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 # ------------------------------------------------------------------ kernels

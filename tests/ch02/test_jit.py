@@ -3,8 +3,11 @@ errors that name the function to fix. No ``exercise`` marker: these pass in both
 (Native lowering of the GPU kernels is checked per exercise in test_gpu_kernels.py.)"""
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -72,3 +75,63 @@ def test_a_helper_that_does_not_compile_is_named(monkeypatch):
     message = str(info.value)
     assert message.startswith("exercise 1.2 (index_to_position) does not compile with numba for the cpu kernels")
     assert "no lists or tuples" in message.lower() and "numba said" in message
+
+
+def _racing_cache_files(tmp_path, cls):
+    from numba.core.caching import IndexDataCacheFile
+
+    files = [IndexDataCacheFile(str(tmp_path), "cpu_zip-1.py311", "stamp") for _ in range(3)]
+    for f in files:
+        f.__class__ = cls
+    return files
+
+
+def test_two_processes_saving_at_once_never_swap_kernels(tmp_path):
+    """The interleaving that once gave an int64 kernel another signature's code: A and B
+    both read the empty index, both write it, then B's data and last A's data."""
+    a, b, reader = _racing_cache_files(tmp_path, jit._shared_cache_file_class())
+    stale = {}
+    b._load_index = lambda: dict(stale)  # B read the index before A wrote it
+    real_save_data = a._save_data
+
+    def a_writes_data_last(name, data):
+        b.save("int64 signature", "int64 code")
+        real_save_data(name, data)
+
+    a._save_data = a_writes_data_last
+    a.save("float32 signature", "float32 code")
+    for key, code in [("int64 signature", "int64 code"), ("float32 signature", "float32 code")]:
+        assert reader.load(key) in (code, None), f"{key} loads another signature's code"
+    assert reader.load("int64 signature") == "int64 code"
+
+
+def test_cached_kernels_survive_two_workers_compiling(tmp_path):
+    """Two processes compile different signatures of one kernel into one cache; a third
+    loads both from disk and computes what numpy computes."""
+    (tmp_path / "kern.py").write_text(textwrap.dedent('''
+        import sys
+        import numpy as np
+        import numba
+        from minikernel.kernels.jit import _enable_cache
+
+        def add(out, a, s):
+            for i in range(a.shape[0]):
+                out[i] = a[i] + s
+
+        d = numba.njit(add)
+        _enable_cache(d, add)
+        for dtype, s in [(sys.argv[1], 2), ("float32" if sys.argv[1] == "int64" else "int64", -3)]:
+            a = np.arange(-5, 5).astype(dtype)
+            out = np.empty_like(a)
+            d(out, a, np.asarray(s, dtype=dtype)[()])
+            assert (out == a + np.asarray(s, dtype=dtype)).all(), (dtype, out)
+        print(len(d.stats.cache_hits))
+    '''))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    procs = [subprocess.Popen([sys.executable, "kern.py", dt], cwd=tmp_path, env=env,
+                              stdout=subprocess.PIPE, text=True) for dt in ("int64", "float32")]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    third = subprocess.run([sys.executable, "kern.py", "int64"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert third.returncode == 0, third.stderr
+    assert int(third.stdout.split()[-1]) == 2, "the third process should load both signatures from disk"
