@@ -55,6 +55,7 @@ from minikernel.course import notebook_display
 from minikernel.kernels import launch, layout, sizes
 
 notebook_display.install()  # an unfinished exercise shows a short box, and Run All goes on
+launch.set_reference_fallback(False)  # every op here runs your kernels; later chapters let numpy stand in
 torch.manual_seed(0)
 print(torch.__version__, "| minikernel's cuda device usable:", mk.device.is_available())
 

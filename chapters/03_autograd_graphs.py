@@ -29,9 +29,10 @@
 # Any `backward()` in minikernel needs the engine (3.1 and 3.3), so the minikernel
 # cells before section 3.3 only build graphs.
 #
-# **Values.** minikernel's autograd layer computes its values with numpy, not with
-# your chapter 02 kernels, so this chapter works whether or not chapter 02 is done.
-# (PyTorch's autograd calls the same kernels as everything else.)
+# **Values.** As in PyTorch, a Function's forward calls the same kernels as everything
+# else, through the dispatcher below the Autograd key: your chapter 02 kernels, or,
+# while one is unfinished, minikernel's numpy reference backend in its place, so this
+# chapter works whether or not chapter 02 is done.
 #
 # **Where.** Your code goes in `minikernel/autograd/` (the package mirrors
 # `torch.autograd`): `engine.py` (3.1, 3.3), `derivatives.py` (3.2, 3.4–3.6), `api.py`

@@ -779,11 +779,19 @@ for step in range(300):
         for p in mk_spiral.parameters():
             p.sub_(F.mul(p.grad, 0.5))
     mk_losses.append(loss.item())
-print("minikernel's loss curve is torch's:", np.allclose(mk_losses, losses, rtol=1e-3, atol=1e-4))
+print("first 100 steps equal to torch's (rtol 1e-4):", np.allclose(mk_losses[:100], losses[:100], rtol=1e-4))
+print("final losses within 5%:", abs(mk_losses[-1] - losses[-1]) < 0.05 * losses[-1],
+      "| minikernel %.3f, torch %.3f" % (mk_losses[-1], losses[-1]))
 
 # %% [markdown]
+# Step for step the curves agree until float32 rounding (the two libraries add in
+# different orders) meets this run's loss spikes, which a learning rate of 0.5 makes
+# chaotic: a gap of 1e-6 at step 100 grows to the size of the loss itself inside a
+# spike, and both runs settle to the same final loss. Comparing training runs, compare the early
+# steps closely and the end loosely.
+#
 # Both runs on the dashboard (in visdom when a server runs, env `ch04`): the two loss
-# lines lie on top of each other, and so do, per layer and per parameter, the
+# lines lie on top of each other outside the spikes, and so do, per layer and per parameter, the
 # activations and gradient norms — each run has its own lines (`torch: 0 (Linear)`,
 # `minikernel: 0 (Linear)`, ...), because `log` was given `run=`.
 

@@ -409,10 +409,12 @@ for text, call in [("p + q", lambda: p + q), ("p.mul_(q)", lambda: p.mul_(q)),
         print("  ", step)
 
 # %% [markdown]
-# With `requires_grad`, minikernel's Autograd kernel records *and computes* (numpy, so
-# chapters 03–08 run without chapter 02): it does not redispatch. PyTorch's autograd
-# kernel always redispatches to the backend. That is the one place where minikernel
-# still has two compute paths per op. The dispatch trace shows both sides for a few calls:
+# With `requires_grad`, minikernel's Autograd kernel records the graph node and its
+# Function's forward calls the op again with the Autograd keys excluded, so it reaches
+# the CPU backend — as PyTorch's autograd kernel redispatches. The backend runs your
+# chapter 02 kernel, or, while that one is unfinished, the numpy reference backend in
+# its place (`minikernel/kernels/reference.py`): one compute path per op. The dispatch
+# trace shows both sides for a few calls:
 
 # %% tags=["nbval-ignore-output"]
 dispatch_trace("a.mul_(b)")

@@ -9,12 +9,13 @@ from .course import exercise
 # Before anything that imports the Tensor: autograd's bottom modules (grad mode, graph
 # nodes, engine) sit below the Tensor, its other modules above it.
 from . import autograd  # chapter 03
-from . import kernels, ops, tensor_backends  # chapter 02
+from . import kernels, ops, ops_reference, tensor_backends  # chapter 02
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .tensor import Tensor, bool_, float32, float64, int32, int64, ones, tensor, zeros
 
-# A Tensor method goes to the kernel path or the autograd path (tensor_backends.py).
-tensor_backends.register(kernels=ops, autograd=autograd.functions, backward=autograd.backward)
+# Every Tensor operator goes through the dispatcher: Autograd, then the backend (tensor_backends.py).
+tensor_backends.register(kernels=ops, reference=ops_reference, autograd=autograd.functions,
+                         backward=autograd.backward)
 
 from . import nn  # noqa: E402  chapter 04
 from . import norm  # noqa: E402  chapter 05

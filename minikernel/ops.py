@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import builtins
 import math
+from collections import namedtuple
 from numbers import Integral, Real
 from typing import Optional, Sequence, Union
 
 import numpy as np
 
 from . import device as dev
-from . import strides as S
+from . import shape_rules, strides as S
 from .autograd.grad_mode import is_grad_enabled
-from .kernels import launch, layout
+from .kernels import jit, launch, layout, reference
 from .kernels.scalar_ops import BINARY, MAX, REDUCE, SUM, UNARY
 from .tensor import _SCALAR_NAMES, Tensor, _wrap_dim, bool_, float32, float64, int32, int64
 
@@ -69,7 +70,10 @@ def device_of(name: str, *tensors: Optional[Tensor]) -> str:
 
 
 def _check_dtype(name: str, where: str, dtype: np.dtype) -> None:
-    """Second dispatch: the kernels exist for float32, float64 and int64 only."""
+    """Second dispatch: the kernels exist for float32, float64 and int64 only (the numpy
+    reference backend, when the dispatcher lets it stand in, also takes int32 and bool)."""
+    if dtype in _SCALAR_NAMES and launch.fallback_allowed(where):
+        return
     if dtype not in SUPPORTED:
         raise RuntimeError(f'"{name}_{where}" not implemented for \'{_SCALAR_NAMES.get(dtype, dtype)}\': '
                            f"minikernel's kernels take float32, float64 and int64 tensors")
@@ -80,8 +84,8 @@ def _promote(x: Optional[np.dtype], y: Optional[np.dtype]) -> Optional[np.dtype]
         return x if y is None else y
     if x == y:
         return x
-    if x.kind == "f" and y.kind == "f":
-        return float64
+    if (x.kind == "f") == (y.kind == "f"):
+        return np.promote_types(x, y)  # float32+float64 -> float64, int32+int64 -> int64, bool+int -> int
     return x if x.kind == "f" else y
 
 
@@ -112,6 +116,42 @@ def result_type(*operands: Operand) -> np.dtype:
         return _promote(higher, lower) if lower.kind == "f" else higher
 
     return combine(dims, combine(zero, wrapped))
+
+
+# ------------------------------------------- chapter 01's helpers, or the library's
+def broadcast_shapes(where: str, *shapes: Sequence[int]) -> tuple[int, ...]:
+    """The shapes broadcast together with your ``broadcast_shape`` (1.4), after the
+    library's rule has refused shapes that do not broadcast with torch's message (the
+    one error every path gives). Inside the dispatcher, while 1.4 is still its stub,
+    the library's result stands in."""
+    checked: tuple[int, ...] = ()
+    for s in shapes:
+        checked = tuple(shape_rules.broadcast_shape(checked, s))
+    if launch.fallback_allowed(where) and jit.stub_error(S.broadcast_shape) is not None:
+        return checked
+    shape: tuple[int, ...] = ()
+    for s in shapes:
+        shape = tuple(S.broadcast_shape(shape, s))
+    return shape
+
+
+def stride0_view(t: Tensor, shape: Sequence[int]) -> Tensor:
+    """``t`` viewed at the broadcast ``shape``: new and size-1 dims get stride 0 (the library's expand)."""
+    shape = tuple(shape)
+    lead = len(shape) - t.ndim
+    strides = tuple(0 if d < lead or (t.shape[d - lead] == 1 and n != 1) else t.stride(d - lead)
+                    for d, n in enumerate(shape))
+    return t.as_strided(shape, strides, t.storage_offset())
+
+
+def broadcast_to(t: Tensor, shape: Sequence[int], where: str) -> Tensor:
+    """``t.expand(*shape)`` with your ``expand_strides`` (1.6); inside the dispatcher, while
+    1.6 is still its stub, the library's ``stride0_view`` stands in."""
+    if tuple(t.shape) == tuple(shape):
+        return t
+    if launch.fallback_allowed(where) and jit.stub_error(S.expand_strides) is not None:
+        return stride0_view(t, shape)
+    return t.expand(*shape)
 
 
 def _can_cast(src: np.dtype, dst: np.dtype) -> bool:
@@ -211,8 +251,7 @@ def unary(name: str, a: Tensor, out: Optional[Tensor] = None, inplace: bool = Fa
     where = device_of(name, a, out)
     _check_dtype(name, where, a.dtype)
     dtype = float32 if (name in _FLOAT_RESULT and a.dtype.kind != "f") else a.dtype
-    kernel = launch.kernel(where, "map")
-    kernel.check_implemented()
+    launch.check_runnable(where, "map")
     if out is None:
         out = empty(a.shape, layout.output_strides(a.shape, [_computed_header(a, dtype)]), dtype, where)
     else:
@@ -236,17 +275,16 @@ def binary(name: str, a: Operand, b: Operand, out: Optional[Tensor] = None, inpl
     dtype = result_type(a, b)
     if name == "div" and dtype.kind != "f":
         dtype = float32  # true division: integers give the default float dtype
-    kernel = launch.kernel(where, "zip")
-    kernel.check_implemented()
+    launch.check_runnable(where, "zip")
     a = a if isinstance(a, Tensor) else scalar_tensor(a, dtype, where)
     b = b if isinstance(b, Tensor) else scalar_tensor(b, dtype, where)
-    shape = tuple(S.broadcast_shape(a.shape, b.shape))
+    shape = broadcast_shapes(where, a.shape, b.shape)
     if out is None:
         inputs = [_computed_header(a, dtype), _computed_header(b, dtype)]
         out = empty(shape, layout.output_strides(shape, inputs), dtype, where)
     else:
         check_out(name, out, shape, dtype, where, [a, b], inplace)
-    launch.zip_(BINARY[name], out, a.expand(*shape), b.expand(*shape))
+    launch.zip_(BINARY[name], out, broadcast_to(a, shape, where), broadcast_to(b, shape, where))
     return out
 
 
@@ -304,7 +342,7 @@ def div(a: Operand, b: Operand, *, out: Optional[Tensor] = None) -> Tensor:
 
 # ---------------------------------------------------------------- reductions
 def _identity(op: int, dtype: np.dtype):
-    if op == SUM:
+    if op == SUM or dtype.kind == "b":
         return dtype.type(0)
     return dtype.type(-np.inf) if dtype.kind == "f" else dtype.type(np.iinfo(dtype).min)
 
@@ -318,19 +356,29 @@ def _flat(a: Tensor) -> Tensor:
     return copy.as_strided((a.numel(),), (1,), copy.storage_offset())
 
 
-def _reduce(name: str, a: Tensor, dim: Optional[int], keepdim: bool) -> Tensor:
-    """Fold one dimension (or all, for ``dim=None``) with the reduce kernel."""
+def _reduce(name: str, a: Tensor, dim: Union[None, int, Sequence[int]], keepdim: bool) -> Tensor:
+    """Fold one dimension, several (one after another), or all (``dim=None``) with the reduce kernel."""
     _check_operand(a, name)
     if not isinstance(a, Tensor):
         raise TypeError(f"{name}() expects a minikernel Tensor, got {type(a).__name__}")
+    if isinstance(dim, (tuple, list)):
+        dims = sorted({_wrap_dim(int(d), builtins.max(a.ndim, 1)) for d in dim}, reverse=True)
+        if not dims:
+            return _reduce(name, a, None, keepdim)
+        for d in dims:  # the last first, so the other dims keep their numbers
+            a = _reduce(name, a, d, True)
+        if keepdim or not a.ndim:
+            return a
+        shape = tuple(n for i, n in enumerate(a.shape) if i not in dims)
+        return a.as_strided(shape, layout.contiguous_strides(shape), a.storage_offset())
     if dim is not None and (isinstance(dim, bool) or not isinstance(dim, (int, np.integer))):
         raise TypeError(f"{name}(): minikernel reduces one dimension at a time: pass dim as an int, or "
                         f"nothing to reduce all elements; got {dim!r}")
     where = device_of(name, a)
     _check_dtype(name, where, a.dtype)
     op = REDUCE["max" if name in ("amax", "max") else "sum"]
-    kernel = launch.kernel(where, "reduce")
-    kernel.check_implemented()
+    dtype = int64 if op == SUM and a.dtype.kind in "biu" else a.dtype  # torch sums integers and bools as int64
+    launch.check_runnable(where, "reduce")
     if dim is None:
         if op == MAX and a.numel() == 0:
             if name == "max":
@@ -338,16 +386,16 @@ def _reduce(name: str, a: Tensor, dim: Optional[int], keepdim: bool) -> Tensor:
                                    "Specify the reduction dim with the 'dim' argument.")
             raise IndexError("amax(): Expected reduction dim 0 to have non-zero size.")
         flat = _flat(a) if a.numel() else a.as_strided((0,), (1,), 0)
-        out = empty((1,), (1,), a.dtype, where)
-        launch.reduce_(op, _identity(op, a.dtype), out, flat, 0)
+        out = empty((1,), (1,), dtype, where)
+        launch.reduce_(op, _identity(op, dtype), out, flat, 0)
         shape = (1,) * a.ndim if keepdim else ()
         return out.as_strided(shape, (1,) * len(shape), 0)
     d = _wrap_dim(int(dim), a.ndim)
     if op == MAX and a.ndim and a.shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
     kept = tuple(1 if i == d else n for i, n in enumerate(a.shape))
-    out = empty(kept, layout.contiguous_strides(kept), a.dtype, where)
-    launch.reduce_(op, _identity(op, a.dtype), out, a, d)
+    out = empty(kept, layout.contiguous_strides(kept), dtype, where)
+    launch.reduce_(op, _identity(op, dtype), out, a, d)
     if keepdim or a.ndim == 0:
         return out
     shape = kept[:d] + kept[d + 1:]
@@ -364,16 +412,30 @@ def amax(a: Tensor, dim: Union[int, tuple] = (), keepdim: bool = False) -> Tenso
     return _reduce("amax", a, None if dim in ((), None) else dim, keepdim)
 
 
-def max(a: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
-    """Largest element of ``a``. Matches ``torch.max(a)``.
+#: ``torch.return_types.max``: what ``max(dim)`` returns.
+MaxResult = namedtuple("max", ["values", "indices"])
 
-    ``torch.max(a, dim)`` also returns the indices of the maxima; minikernel's reduce
-    kernel computes values only, so along a dimension use ``amax(dim, keepdim)``.
+
+def max(a: Tensor, dim: Optional[int] = None, keepdim: bool = False):  # noqa: A001 - torch's name
+    """Largest element of ``a`` (``torch.max(a)``), or along ``dim`` the values and the
+    index of each row's first maximum (``torch.max(a, dim, keepdim)``).
+
+    The values come from the reduce kernel; the indices from the numpy reference
+    backend (no chapter 02 kernel computes them).
     """
-    if dim is not None:
-        raise TypeError(f"max(dim={dim!r}) would return (values, indices) in torch; minikernel's reduce "
-                        f"kernel computes values only: use amax(dim={dim!r}, keepdim={keepdim}) for the values")
-    return _reduce("max", a, None, keepdim)
+    if dim is None:
+        return _reduce("max", a, None, keepdim)
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"max(): dim must be an int, got {dim!r}")
+    values = _reduce("max", a, int(dim), keepdim)
+    d = _wrap_dim(int(dim), builtins.max(a.ndim, 1))
+    where = device_of("max", a)
+    indices = empty(values.shape, layout.contiguous_strides(values.shape), int64, where)
+    if a.ndim:
+        reference.apply(lambda x: np.argmax(x, axis=d, keepdims=True).reshape(values.shape), indices, a)
+    else:
+        reference.apply(lambda x: np.zeros((), np.int64), indices, a)
+    return MaxResult(values, indices)
 
 
 def mean(a: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
@@ -383,7 +445,9 @@ def mean(a: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
                            f"point or complex dtype. Got: {_SCALAR_NAMES.get(a.dtype, a.dtype)}")
     total = sum(a, dim, keepdim)
-    count = a.numel() if dim is None else (a.shape[_wrap_dim(int(dim), a.ndim)] if a.ndim else 1)
+    dims = () if dim is None else (dim if isinstance(dim, (tuple, list)) else (dim,))
+    count = a.numel() if dim is None else (math.prod(a.shape[d] for d in {_wrap_dim(int(d), a.ndim) for d in dims})
+                                           if a.ndim else 1)
     return binary("div", total, float(count), out=total, inplace=True)
 
 
@@ -404,8 +468,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{_C_NAMES.get(a.dtype, a.dtype)} != {_C_NAMES.get(b.dtype, b.dtype)}")
     _check_dtype("matmul", where, a.dtype)
-    kernel = launch.kernel(where, "matmul")
-    kernel.check_implemented()
+    launch.check_runnable(where, "matmul")
     left = a if a.ndim >= 2 else a.as_strided((1, a.shape[0]), (0, a.stride(0)), a.storage_offset())
     right = b if b.ndim >= 2 else b.as_strided((b.shape[0], 1), (b.stride(0), 0), b.storage_offset())
     (n, k), (k2, m) = left.shape[-2:], right.shape[-2:]
@@ -414,10 +477,10 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{m})")
         raise RuntimeError(f"matmul: the last dimension of the first operand ({k}, shape {_shape_text(a.shape)}) "
                            f"must match the second-to-last of the second ({k2}, shape {_shape_text(b.shape)})")
-    batch = tuple(S.broadcast_shape(left.shape[:-2], right.shape[:-2]))
+    batch = broadcast_shapes(where, left.shape[:-2], right.shape[:-2])
     shape = (*batch, n, m)
     out = empty(shape, layout.contiguous_strides(shape), a.dtype, where)
-    launch.matmul_(out, left.expand(*batch, n, k), right.expand(*batch, k, m))
+    launch.matmul_(out, broadcast_to(left, (*batch, n, k), where), broadcast_to(right, (*batch, k, m), where))
     keep = [d for d in range(len(shape)) if not ((a.ndim == 1 and d == len(shape) - 2) or
                                                  (b.ndim == 1 and d == len(shape) - 1))]
     if len(keep) == len(shape):

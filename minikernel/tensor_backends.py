@@ -6,12 +6,13 @@ PyTorch). ``x + y`` calls the operator ``aten::add`` and the dispatcher runs,
 highest key first:
 
 * ``Autograd`` — when an operand requires grad (or a backward pass runs) the
-  autograd layer (``minikernel.autograd.functions``) computes and records the
-  graph (chapter 03); otherwise it redispatches to the keys below;
+  autograd layer (``minikernel.autograd.functions``) records the graph (chapter 03)
+  and its forward calls the op again below Autograd; otherwise it redispatches;
 * ``ADInplaceOrView`` — for in-place ops, bumps the version counter after the
   layers below wrote;
 * ``Python`` — a ``DispatchMode`` that is on, if any;
-* ``CPU`` / ``CUDA`` — ``minikernel.ops``: dtype dispatch, checks, your chapter 02 kernel.
+* ``CPU`` / ``CUDA`` — ``minikernel.ops``: dtype dispatch, checks, your chapter 02 kernel
+  (on the CPU, the numpy reference backend while that kernel is unfinished).
 
 The layers sit above the Tensor and import it, so they are plugged in here once,
 when ``minikernel`` is imported (``register``), the way PyTorch's kernels
@@ -25,12 +26,14 @@ from typing import Any, Callable, Optional
 from . import dispatch
 from .autograd.grad_mode import backward_running
 from .dispatch import DispatchKey
+from .kernels import launch
 
 K = DispatchKey
 
 
 class _Paths:
     kernels: Optional[ModuleType] = None    #: minikernel.ops
+    reference: Optional[ModuleType] = None  #: minikernel.ops_reference
     autograd: Optional[ModuleType] = None   #: minikernel.autograd.functions
     backward: Optional[Callable] = None     #: minikernel.autograd.backward
 
@@ -57,8 +60,8 @@ KERNEL_OPS = {
 #: In-place forms: chapter 02's ``out=self`` variant at the backend, the version bump at ADInplaceOrView.
 INPLACE_BINARY = ("add", "sub", "mul", "div")
 INPLACE_UNARY = ("neg", "exp", "log", "relu", "sigmoid")
-#: Ops with no chapter 02 kernel: the autograd layer computes them (numpy) at the Autograd key.
-AUTOGRAD_ONLY = {
+#: Ops with no chapter 02 kernel: ``minikernel.ops_reference`` computes them at CPU (numpy reference backend).
+REFERENCE_OPS = {
     "pow": "pow(Tensor self, Tensor exponent) -> Tensor",
     "prod": "prod(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
     "where": "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
@@ -69,11 +72,12 @@ AUTOGRAD_ONLY = {
     "le": "le(Tensor self, Tensor other) -> Tensor",
     "eq": "eq(Tensor self, Tensor other) -> Tensor",
 }
+NOT_DIFFERENTIABLE = ("gt", "lt", "ge", "le", "eq")
 
 
-def register(kernels: ModuleType, autograd: ModuleType, backward: Callable) -> None:
+def register(kernels: ModuleType, reference: ModuleType, autograd: ModuleType, backward: Callable) -> None:
     """Plug in the layers and register every operator's kernels (called once by ``minikernel/__init__.py``)."""
-    _PATHS.kernels, _PATHS.autograd, _PATHS.backward = kernels, autograd, backward
+    _PATHS.kernels, _PATHS.reference, _PATHS.autograd, _PATHS.backward = kernels, reference, autograd, backward
     if not dispatch.registry.has("aten::add"):
         _register_operators()
 
@@ -90,7 +94,7 @@ def kernels() -> ModuleType:
 
 
 def autograd() -> ModuleType:
-    """``minikernel.autograd.functions``: numpy values, and a graph node when recording."""
+    """``minikernel.autograd.functions``: a graph node when recording, values from the backend."""
     return _require(_PATHS.autograd, "autograd path (minikernel.autograd.functions)")
 
 
@@ -125,8 +129,14 @@ def _autograd_kernel(name: str, fn: Callable) -> Callable:
 
 
 def _backend(name: str, fn: Callable) -> Callable:
-    fn.__qualname__ = name
-    return fn
+    """The CPU/CUDA key's kernel: ``minikernel.ops`` with the numpy reference backend allowed to
+    stand in for an unfinished chapter 02 kernel (``kernels/launch.py``: ``reference_fallback``)."""
+    def backend(*args):
+        with launch.reference_fallback():
+            return fn(*args)
+
+    backend.__qualname__ = name
+    return backend
 
 
 def _bump_version(name: str) -> Callable:
@@ -149,9 +159,8 @@ def _register_operators() -> None:
         backend = _backend(f"ops.{name}", lambda *a, _n=name: getattr(kernels(), _n)(*a))
         for key in (K.CPU, K.CUDA):
             reg.impl(op, key, backend)
-        if name != "amax":  # amax: the reduce kernel only (the autograd layer has no amax)
-            reg.impl(op, K.Autograd, _autograd_kernel(name, lambda *a, _n=name: getattr(autograd(), _n)(*a)),
-                     with_keys=True)
+        reg.impl(op, K.Autograd, _autograd_kernel(name, lambda *a, _n=name: getattr(autograd(), _n)(*a)),
+                 with_keys=True)
     for name in INPLACE_BINARY + INPLACE_UNARY:
         binary = name in INPLACE_BINARY
         op = reg.define(f"{name}_(Tensor self, Tensor other) -> Tensor" if binary else f"{name}_(Tensor self) -> Tensor")
@@ -166,12 +175,21 @@ def _register_operators() -> None:
         reg.impl(op, K.ADInplaceOrView, _bump_version(f"{name}_"), with_keys=True)
         reg.impl(op, K.Autograd, _autograd_kernel(f"{name}_", lambda *a, _n=name: autograd().inplace(_n, *a)),
                  with_keys=True)
-    for name, schema in AUTOGRAD_ONLY.items():
+    for name, schema in REFERENCE_OPS.items():
         op = reg.define(schema)
-        fn = _backend(f"autograd.functions.{name}", lambda *a, _n=name: getattr(autograd(), _n)(*a))
-        reg.impl(op, K.Autograd, fn)  # computes and records in one: no backend kernel below it
+        backend = _backend(f"ops_reference.{name}", lambda *a, _n=name: getattr(_PATHS.reference, _n)(*a))
+        for key in (K.CPU, K.CUDA):
+            reg.impl(op, key, backend)
+        if name not in NOT_DIFFERENTIABLE:  # comparisons: Autograd falls through to the backend
+            reg.impl(op, K.Autograd, _autograd_kernel(name, lambda *a, _n=name: getattr(autograd(), _n)(*a)),
+                     with_keys=True)
     op = reg.define("tanh_(Tensor self) -> Tensor")
-    reg.impl(op, K.Autograd, _backend("autograd.functions.inplace('tanh')", lambda s: autograd().inplace("tanh", s)))
+    backend = _backend("ops.unary('copy', ops_reference.tanh(self), out=self)",
+                       lambda s: kernels().unary("copy", _PATHS.reference.tanh(s), out=s, inplace=True))
+    for key in (K.CPU, K.CUDA):
+        reg.impl(op, key, backend)
+    reg.impl(op, K.ADInplaceOrView, _bump_version("tanh_"), with_keys=True)
+    reg.impl(op, K.Autograd, _autograd_kernel("tanh_", lambda s: autograd().inplace("tanh", s)), with_keys=True)
 
 
 class _AutogradFunctions:

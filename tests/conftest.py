@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 from minikernel.course.exercise import id_key, stub_exercise_id
+from minikernel.kernels import launch
 
 # No "explain" phase: it traces coverage and makes every failure (a stub's too) slow.
 _COMMON = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow],
@@ -27,6 +28,20 @@ settings.register_profile("grade", max_examples=60, report_multiple_bugs=False, 
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 STUDENT_MODE = not os.environ.get("MINIKERNEL_SOLUTIONS", "").strip()
+
+
+@pytest.fixture(autouse=True)
+def _chapter_02_checks_your_kernels(request):
+    """A chapter 02 exercise test checks your kernel: the numpy reference backend may not
+    stand in for it (``launch.set_reference_fallback``), or the test would pass without it."""
+    if not any(m.args[0].startswith("2.") for m in request.node.iter_markers("exercise")):
+        yield
+        return
+    before = launch.set_reference_fallback(False)
+    try:
+        yield
+    finally:
+        launch.set_reference_fallback(before)
 GRADING = bool(os.environ.get("MINIKERNEL_GRADING"))
 
 

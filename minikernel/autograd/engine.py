@@ -40,7 +40,7 @@ class InputBuffer:
         if old is None:
             self.grads[slot] = grad
             return
-        with engine_running():  # the autograd path's add (numpy; recorded under create_graph), not a kernel
+        with engine_running():  # through the dispatcher: recorded under create_graph, values from the backend
             self.grads[slot] = old + grad
 
 

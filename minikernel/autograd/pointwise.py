@@ -1,4 +1,4 @@
-"""The element-wise operations: each Function's forward (numpy) and backward side by side,
+"""The element-wise operations: each Function's forward (the backend, ``V.compute``) and backward side by side,
 then the functional form (``add(a, b)``, ...) that ``functions.py`` re-exports.
 
 The formulas that are exercises (3.2 broadcast reduction, 3.4 mul/div/pow) are in
@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from typing import Union
 
-import numpy as np
-
-from ..tensor import Tensor, bool_
+from ..tensor import Tensor
 from . import derivatives as D, values as V
 from .function import Function
 
@@ -20,11 +18,10 @@ _np = V.array
 
 
 def _binary_values(a: Operand, b: Operand):
-    """Promote, wrap scalars and broadcast-check two operands: (a, b, result dtype)."""
+    """Promote and wrap scalars (0-d tensors of the result dtype): (a, b, result dtype).
+    Shapes are checked once, by the backend (``minikernel.ops``)."""
     dtype = V.result_dtype(a, b)
-    a, b = V.operand(a, dtype), V.operand(b, dtype)
-    V.broadcast_shape(a.shape, b.shape)
-    return a, b, dtype
+    return V.operand(a, dtype), V.operand(b, dtype), dtype
 
 
 def _reduce_to(grad: Tensor, shape: tuple) -> Tensor:
@@ -39,7 +36,7 @@ class Add(Function):
     @staticmethod
     def forward(ctx, a: Tensor, b: Tensor) -> Tensor:
         ctx.shapes = a.shape, b.shape
-        return V.wrap(np.add(_np(a), _np(b)), V.result_dtype(a, b))
+        return V.compute("add", a, b)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -52,7 +49,7 @@ class Sub(Function):
     @staticmethod
     def forward(ctx, a: Tensor, b: Tensor) -> Tensor:
         ctx.shapes = a.shape, b.shape
-        return V.wrap(np.subtract(_np(a), _np(b)), V.result_dtype(a, b))
+        return V.compute("sub", a, b)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -85,7 +82,7 @@ class Mul(Function):
     def forward(ctx, a: Tensor, b: Tensor) -> Tensor:
         need_a, need_b = ctx.needs_input_grad[:2] if ctx.needs_input_grad else (False, False)
         _save_needed(ctx, a, b, need_b, need_a)
-        return V.wrap(np.multiply(_np(a), _np(b)), V.result_dtype(a, b))
+        return V.compute("mul", a, b)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -100,9 +97,7 @@ class Div(Function):
     def forward(ctx, a: Tensor, b: Tensor) -> Tensor:
         need_a, need_b = ctx.needs_input_grad[:2] if ctx.needs_input_grad else (False, False)
         _save_needed(ctx, a, b, need_b, need_a or need_b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            values = np.true_divide(_np(a), _np(b))
-        return V.wrap(values, V.default_float(V.result_dtype(a, b)))
+        return V.compute("div", a, b)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -118,10 +113,7 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, base: Tensor, exponent: Operand) -> Tensor:
-        dtype = V.result_dtype(base, exponent)
-        e = _np(exponent) if isinstance(exponent, Tensor) else exponent
-        with np.errstate(divide="ignore", invalid="ignore"):
-            result = V.wrap(np.power(_np(base).astype(dtype), e), dtype)
+        result = V.compute("pow", base, exponent)
         ctx.exponent = exponent if not isinstance(exponent, Tensor) else None
         ctx.save_for_backward(base, exponent if isinstance(exponent, Tensor) else None, result)
         return result
@@ -141,13 +133,11 @@ class PowScalarBase(Pow):
     _torch_name = "PowBackward2"
 
 
-def _unary(name: str, numpy_fn, save: str, derivative, keep_dtype: bool = False) -> type:
-    """The Function class of a one-input op: its numpy function, what it saves
+def _unary(name: str, save: str, derivative) -> type:
+    """The Function class of a one-input op (``aten::<name lowercased>``): what it saves
     ("input" or "result") and ``derivative(grad, saved) -> grad of the input``."""
     def forward(ctx, x: Tensor) -> Tensor:
-        dtype = x.dtype if keep_dtype else V.default_float(x.dtype)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            out = V.wrap(numpy_fn(_np(x).astype(dtype, copy=False)), dtype)
+        out = V.compute(name.lower(), x)
         ctx.save_for_backward(x if save == "input" else out)
         return out
 
@@ -159,12 +149,12 @@ def _unary(name: str, numpy_fn, save: str, derivative, keep_dtype: bool = False)
                                     "forward": staticmethod(forward), "backward": staticmethod(backward)})
 
 
-Neg = _unary("Neg", np.negative, "input", lambda g, x: neg(g), keep_dtype=True)
-Exp = _unary("Exp", np.exp, "result", lambda g, r: mul(g, r))
-Log = _unary("Log", np.log, "input", lambda g, x: div(g, x))
-Relu = _unary("Relu", lambda v: np.maximum(v, 0), "result", lambda g, r: mul(g, gt(r, 0)), keep_dtype=True)
-Sigmoid = _unary("Sigmoid", lambda v: 1 / (1 + np.exp(-v)), "result", lambda g, r: mul(g, mul(r, sub(1, r))))
-Tanh = _unary("Tanh", np.tanh, "result", lambda g, r: mul(g, sub(1, mul(r, r))))
+Neg = _unary("Neg", "input", lambda g, x: neg(g))
+Exp = _unary("Exp", "result", lambda g, r: mul(g, r))
+Log = _unary("Log", "input", lambda g, x: div(g, x))
+Relu = _unary("Relu", "result", lambda g, r: mul(g, gt(r, 0)))
+Sigmoid = _unary("Sigmoid", "result", lambda g, r: mul(g, mul(r, sub(1, r))))
+Tanh = _unary("Tanh", "result", lambda g, r: mul(g, sub(1, mul(r, r))))
 
 
 class Clone(Function):
@@ -186,7 +176,7 @@ class Where(Function):
     def forward(ctx, condition: Tensor, a: Tensor, b: Tensor) -> Tensor:
         ctx.save_for_backward(condition)
         ctx.shapes = a.shape, b.shape
-        return V.wrap(np.where(_np(condition), _np(a), _np(b)), V.result_dtype(a, b))
+        return V.compute("where", condition, a, b)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -218,7 +208,6 @@ def pow(base: Operand, exponent: Operand) -> Tensor:  # noqa: A001 - torch's nam
     if not isinstance(base, Tensor):
         return PowScalarBase.apply(V.operand(base, V.result_dtype(base, exponent)), exponent)
     if isinstance(exponent, Tensor):
-        V.broadcast_shape(base.shape, exponent.shape)
         return PowTensor.apply(base, exponent)
     return Pow.apply(base, exponent)
 
@@ -257,28 +246,21 @@ def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
 
 
 # ------------------------------------------------ not differentiable (no graph)
-def _compare(numpy_fn, a: Operand, b: Operand) -> Tensor:
-    dtype = V.result_dtype(a, b)
-    a, b = V.operand(a, dtype), V.operand(b, dtype)
-    V.broadcast_shape(a.shape, b.shape)
-    return V.wrap(numpy_fn(_np(a), _np(b)), bool_)
-
-
 def gt(a: Operand, b: Operand) -> Tensor:
-    return _compare(np.greater, a, b)
+    return V.compute("gt", a, b)
 
 
 def lt(a: Operand, b: Operand) -> Tensor:
-    return _compare(np.less, a, b)
+    return V.compute("lt", a, b)
 
 
 def ge(a: Operand, b: Operand) -> Tensor:
-    return _compare(np.greater_equal, a, b)
+    return V.compute("ge", a, b)
 
 
 def le(a: Operand, b: Operand) -> Tensor:
-    return _compare(np.less_equal, a, b)
+    return V.compute("le", a, b)
 
 
 def eq(a: Operand, b: Operand) -> Tensor:
-    return _compare(np.equal, a, b)
+    return V.compute("eq", a, b)

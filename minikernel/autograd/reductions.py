@@ -1,15 +1,15 @@
-"""Reductions (sum, mean, max): each Function's forward (numpy) and backward side by side,
+"""Reductions (sum, mean, max): each Function's forward (the backend, ``V.compute``) and backward side by side,
 then the functional forms. The formulas that are exercises (3.6 max) are in ``derivatives.py``.
 """
 from __future__ import annotations
 
 import builtins
-from collections import namedtuple
 from typing import Optional
 
 import numpy as np
 
-from ..tensor import _SCALAR_NAMES, Tensor, _wrap_dim
+from .. import ops
+from ..tensor import Tensor, _wrap_dim
 from . import derivatives as D, values as V
 from .function import Function
 from .pointwise import div
@@ -39,8 +39,7 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, _dims(dim, x.ndim), keepdim
-        dtype = x.dtype if x.dtype.kind == "f" else np.dtype("int64")
-        return V.wrap(np.sum(_np(x), axis=ctx.dims, keepdims=keepdim, dtype=dtype))
+        return V.compute("sum", x, dim, keepdim)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -55,13 +54,10 @@ class Mean(Function):
     _torch_name = "MeanBackward0"
     @staticmethod
     def forward(ctx, x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-        if x.dtype.kind != "f":
-            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
-                               f"point or complex dtype. Got: {_SCALAR_NAMES[x.dtype]}")
+        result = V.compute("mean", x, dim, keepdim)
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, _dims(dim, x.ndim), keepdim
         ctx.count = int(np.prod([x.shape[d] for d in ctx.dims])) if x.ndim else 1
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return V.wrap(np.mean(_np(x), axis=ctx.dims, keepdims=keepdim), x.dtype)
+        return result
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -78,10 +74,7 @@ class Max(Function):
 
     @staticmethod
     def forward(ctx, x: Tensor) -> Tensor:
-        if x.numel() == 0:
-            raise RuntimeError("max(): Expected reduction dim to be specified for input.numel() == 0. "
-                               "Specify the reduction dim with the 'dim' argument.")
-        result = V.wrap(np.max(_np(x)))
+        result = V.compute("max", x)
         ctx.save_for_backward(x, result)
         return result
 
@@ -90,7 +83,7 @@ class Max(Function):
         return D.max_backward(grad, *ctx.saved_tensors)
 
 
-MaxResult = namedtuple("max", ["values", "indices"])  # torch.return_types.max
+MaxResult = ops.MaxResult  # torch.return_types.max
 
 
 class MaxDim(Function):
@@ -99,22 +92,10 @@ class MaxDim(Function):
 
     @staticmethod
     def forward(ctx, x: Tensor, dim: int, keepdim: bool = False):
-        d = _wrap_dim(dim, builtins.max(x.ndim, 1))
-        data = _np(x) if x.ndim else _np(x).reshape(1)
-        if data.shape[d] == 0:
-            raise IndexError(f"max(): Expected reduction dim {d} to have non-zero size.")
-        indices = np.argmax(data, axis=d)
-        values = np.take_along_axis(data, np.expand_dims(indices, d), d)
-        if not keepdim or not x.ndim:
-            values = np.squeeze(values, d)
-        else:
-            indices = np.expand_dims(indices, d)
-        if not x.ndim:
-            values, indices = values.reshape(()), np.zeros((), np.int64)
-        ctx.shape, ctx.dim, ctx.keepdim = x.shape, d, keepdim
-        idx = V.wrap(indices.astype(np.int64))
+        values, idx = V.compute("max", x, dim, keepdim)
+        ctx.shape, ctx.dim, ctx.keepdim = x.shape, _wrap_dim(dim, builtins.max(x.ndim, 1)), keepdim
         ctx.save_for_backward(idx)
-        return V.wrap(values), idx
+        return values, idx
 
     @staticmethod
     def backward(ctx, grad: Tensor, _grad_indices: Optional[Tensor]):
@@ -147,16 +128,10 @@ class Prod(Function):
 
     @staticmethod
     def forward(ctx, x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
-        dtype = x.dtype if x.dtype.kind == "f" else np.dtype("int64")
-        ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        ctx.shape, ctx.keepdim = x.shape, keepdim
+        ctx.dim = None if dim is None else _wrap_dim(dim, builtins.max(x.ndim, 1))
         ctx.save_for_backward(x)
-        if dim is None:
-            return V.wrap(np.prod(_np(x), dtype=dtype))
-        d = _wrap_dim(dim, builtins.max(x.ndim, 1))
-        ctx.dim = d
-        data = _np(x) if x.ndim else _np(x).reshape(1)
-        out = np.prod(data, axis=d, keepdims=keepdim and x.ndim > 0, dtype=dtype)
-        return V.wrap(out.reshape(()) if not x.ndim else out)
+        return V.compute("prod", x, dim, keepdim)
 
     @staticmethod
     def backward(ctx, grad: Tensor):

@@ -1,14 +1,15 @@
-"""How the autograd layer computes values: numpy on the tensors' own memory.
+"""How the autograd layer gets values: from the backend, below the autograd keys.
 
-PyTorch's autograd wraps the same kernels every other call uses. minikernel's
-autograd layer (chapter 03 onwards) computes its values with numpy instead, so
-that the graph, the engine and everything built on them (Module, optimizers,
-LayerNorm, ...) work whether or not your chapter 02 kernels are finished. A
-tensor that takes no part in autograd still runs your kernels.
+As in PyTorch, a Function's forward computes with the same kernels every other
+call uses: ``compute("add", a, b)`` calls ``aten::add`` through the dispatcher
+with the autograd keys excluded (PyTorch's ``AutoDispatchBelowADInplaceOrView``),
+so it reaches the CPU backend — your chapter 02 kernel, or the numpy reference
+backend while that kernel is unfinished (``kernels/reference.py``). One compute
+path per op, one set of shape errors.
 
-These helpers turn numpy results into Tensors (a fresh contiguous storage, or a
-header over an existing storage for views) and reproduce PyTorch's dtype
-promotion and broadcasting errors.
+The other helpers turn numpy arrays into Tensors (a fresh contiguous storage, or
+a header over an existing storage for views), for the few formulas that still
+work on numpy arrays (view bookkeeping, ``prod``'s backward).
 """
 from __future__ import annotations
 
@@ -17,12 +18,19 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from .. import shape_rules
+from .. import dispatch, shape_rules
+from ..dispatch import DispatchKey
 from ..kernels.layout import contiguous_strides
 from ..ops import result_type, scalar_tensor
 from ..tensor import _TORCH_NAMES, Tensor, _sizes, float32
 
 Operand = Union[Tensor, int, float]
+
+
+def compute(name: str, *args) -> Tensor:
+    """``aten::<name>(*args)`` on the backend: the dispatcher below Autograd and ADInplaceOrView."""
+    with dispatch.exclude_keys(DispatchKey.Autograd, DispatchKey.ADInplaceOrView):
+        return dispatch.registry.get(name)(*args)
 
 
 def array(t: Tensor) -> np.ndarray:

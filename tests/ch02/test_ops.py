@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import os
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, strategies as st
@@ -153,11 +154,17 @@ def test_mixed_devices_are_refused():
         a.cuda() @ Tensor.from_torch(torch.ones(2))
 
 
-def test_unsupported_dtypes_are_refused_at_dtype_dispatch():
-    i = Tensor.from_torch(torch.ones(2, dtype=torch.int32))
-    for call in (lambda: i + i, lambda: i.exp(), lambda: i.sum(), lambda: i @ i):
+def test_dtypes_no_kernel_takes_are_refused_by_the_kernel_path_and_computed_by_the_reference_backend():
+    t = torch.arange(1, 7, dtype=torch.int32).reshape(2, 3)
+    i, it = Tensor.from_torch(t), Tensor.from_torch(t.T.contiguous())
+    for call in (lambda: ops.add(i, i), lambda: ops.exp(i), lambda: ops.sum(i), lambda: ops.matmul(i, it)):
         with pytest.raises(RuntimeError, match="not implemented for 'Int'.*float32, float64 and int64"):
             call()
+    # through the dispatcher (Tensor operators) the numpy reference backend takes them, as torch does
+    for mine, theirs in ((i + i, t + t), (i.exp(), t.exp()), (i.sum(), t.sum()), (i.sum(1), t.sum(1)),
+                         (i @ it, t @ t.T), (i > 2, t > 2)):
+        assert mine.dtype == Tensor.from_torch(theirs).dtype
+        np.testing.assert_allclose(mine.to_numpy(), theirs.numpy(), rtol=1e-6)
     with pytest.raises(TypeError, match="Tensors or Python int/float"):
         Tensor.from_torch(torch.ones(2)) + True
     with pytest.raises(TypeError, match="Tensors or Python int/float"):
@@ -173,9 +180,18 @@ def test_matmul_and_mean_refusals_match_torch():
     _same(lambda: Tensor.from_torch(n).mean(), lambda: n.mean())
 
 
-def test_forms_minikernel_does_not_support_say_what_to_use():
-    m = Tensor.from_torch(torch.ones(2, 3))
-    with pytest.raises(TypeError, match=r"amax\(dim=1"):
-        m.max(1)
-    with pytest.raises(TypeError, match="one dimension at a time"):
-        m.sum((0, 1))
+def test_max_along_a_dim_and_sums_over_several_dims_match_torch():
+    t = torch.tensor([[1.0, 5.0, 5.0], [float("nan"), 0.0, 2.0]])
+    m = Tensor.from_torch(t)
+    for keepdim in (False, True):
+        mine, theirs = m.max(1, keepdim), t.max(1, keepdim)
+        assert np.array_equal(mine.values.to_numpy(), theirs.values.numpy(), equal_nan=True)
+        assert mine.indices.to_numpy().tolist() == theirs.indices.tolist()
+        assert mine.values.shape == tuple(theirs.values.shape)
+        x = torch.arange(24.0).reshape(2, 3, 4)
+        for dims in ((0, 2), (-1, 0), (1,)):
+            got = Tensor.from_torch(x).sum(dims, keepdim)
+            assert got.shape == tuple(x.sum(dims, keepdim).shape)
+            assert got.to_numpy().tolist() == x.sum(dims, keepdim).tolist()
+    with pytest.raises(TypeError, match="dim must be an int"):
+        m.max(1.5)
