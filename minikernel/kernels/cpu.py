@@ -146,8 +146,8 @@ def cpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset:
     tests use ``inner`` above three blocks, and ``n``, ``m`` above three tiles and
     not multiples of them). The copies stay in cache while they are reused
     ``CPU_TILE_N`` (or ``CPU_TILE_M``) times — the CPU's version of GPU shared memory.
-    (The reference also computes 2 x 2 outputs per inner loop, so each loaded value
-    serves two products.)
+    (The reference also computes 4 x 4 outputs per inner loop, 16 sums kept in local
+    variables, so each loaded value serves four products.)
     Find each batch's start with ``to_index_into`` and positions with
     ``index_to_position``; ``inner == 0`` gives zeros.
 

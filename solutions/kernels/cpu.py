@@ -124,6 +124,15 @@ def cpu_reduce(op: int, identity: Scalar, out: Storage, out_shape: Shape, out_st
 def cpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset: int,
                a: Storage, a_strides: Strides, a_offset: int,
                b: Storage, b_strides: Strides, b_offset: int, inner: int) -> None:
+    """Blocked matmul: one ``CPU_TILE_M x CPU_TILE_N`` tile of ``out`` per task.
+
+    For each block of ``CPU_TILE_K`` steps along ``inner``: copy the tile's rows of
+    ``a`` into ``a_tile[i, k]`` and its columns of ``b`` into ``b_tile[j, k]``
+    (transposed), so that both operands of every dot product are contiguous along
+    ``k``; then, 4 rows by 4 columns at a time, add the block's 16 dot products
+    ``sum_k a_tile[i + r, k] * b_tile[j + c, k]`` to ``acc``. ``acc`` is written to
+    ``out`` once all blocks of ``inner`` are summed.
+    """
     nd = len(out_shape)
     n, m = out_shape[nd - 2], out_shape[nd - 1]
     batches = 1
@@ -132,6 +141,7 @@ def cpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset:
     tiles_n = (n + CPU_TILE_M - 1) // CPU_TILE_M
     tiles_m = (m + CPU_TILE_N - 1) // CPU_TILE_N
     a_step, b_step = a_strides[nd - 1], b_strides[nd - 2]  # one step along k
+    out_step = out_strides[nd - 1]  # one step along a row of out
     for task in prange(batches * tiles_n * tiles_m):
         batch = task // (tiles_n * tiles_m)
         i0 = (task // tiles_m) % tiles_n * CPU_TILE_M
@@ -144,6 +154,10 @@ def cpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset:
         b_tile = np.zeros((CPU_TILE_N, CPU_TILE_K), b.dtype)  # transposed: columns of b are rows here
         for k0 in range(0, inner, CPU_TILE_K):
             depth = min(CPU_TILE_K, inner - k0)
+            # One element copied costs more than a multiply-add (the loop below does 8
+            # or 16 of those per instruction), and serves CPU_TILE_N (a) or CPU_TILE_M
+            # (b) of them. Tall tiles make the slow copy, b's transposing one, rare:
+            # with 64 x 64 tiles the copies took about as long as the arithmetic.
             for i in range(rows):
                 index[nd - 2], index[nd - 1] = i0 + i, k0
                 start = mk.index_to_position(index, a_strides, a_offset)
@@ -154,17 +168,29 @@ def cpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset:
                 start = mk.index_to_position(index, b_strides, b_offset)
                 for k in range(depth):
                     b_tile[j, k] = b[np.uint64(start + k * b_step)]
-            for i in range(0, rows, 2):  # 2x2 outputs at a time: each loaded value is used twice
-                for j in range(0, cols, 2):  # (an odd edge computes a zero row or column, never written)
-                    s00, s01, s10, s11 = acc[i, j], acc[i, j + 1], acc[i + 1, j], acc[i + 1, j + 1]
-                    for k in range(depth):  # contiguous in both tiles: vectorized
-                        a0, a1, b0, b1 = a_tile[i, k], a_tile[i + 1, k], b_tile[j, k], b_tile[j + 1, k]
-                        s00 += a0 * b0
-                        s01 += a0 * b1
-                        s10 += a1 * b0
-                        s11 += a1 * b1
-                    acc[i, j], acc[i, j + 1], acc[i + 1, j], acc[i + 1, j + 1] = s00, s01, s10, s11
-        for i in range(rows):
+            # 4x4 outputs at a time. Their 16 sums are local variables, which the
+            # compiler keeps in (vector) registers; each step of k loads 8 values and
+            # uses each 4 times, so the multiply-adds, not the loads, set the pace.
+            # (An edge block computes zero rows or columns, never written to out.)
+            for i in range(0, rows, 4):
+                for j in range(0, cols, 4):
+                    s00, s01, s02, s03 = acc[i, j], acc[i, j + 1], acc[i, j + 2], acc[i, j + 3]
+                    s10, s11, s12, s13 = acc[i + 1, j], acc[i + 1, j + 1], acc[i + 1, j + 2], acc[i + 1, j + 3]
+                    s20, s21, s22, s23 = acc[i + 2, j], acc[i + 2, j + 1], acc[i + 2, j + 2], acc[i + 2, j + 3]
+                    s30, s31, s32, s33 = acc[i + 3, j], acc[i + 3, j + 1], acc[i + 3, j + 2], acc[i + 3, j + 3]
+                    for k in range(depth):  # contiguous in both tiles: vectorized along k
+                        a0, a1, a2, a3 = a_tile[i, k], a_tile[i + 1, k], a_tile[i + 2, k], a_tile[i + 3, k]
+                        b0, b1, b2, b3 = b_tile[j, k], b_tile[j + 1, k], b_tile[j + 2, k], b_tile[j + 3, k]
+                        s00 += a0 * b0; s01 += a0 * b1; s02 += a0 * b2; s03 += a0 * b3  # noqa: E702
+                        s10 += a1 * b0; s11 += a1 * b1; s12 += a1 * b2; s13 += a1 * b3  # noqa: E702
+                        s20 += a2 * b0; s21 += a2 * b1; s22 += a2 * b2; s23 += a2 * b3  # noqa: E702
+                        s30 += a3 * b0; s31 += a3 * b1; s32 += a3 * b2; s33 += a3 * b3  # noqa: E702
+                    acc[i, j], acc[i, j + 1], acc[i, j + 2], acc[i, j + 3] = s00, s01, s02, s03
+                    acc[i + 1, j], acc[i + 1, j + 1], acc[i + 1, j + 2], acc[i + 1, j + 3] = s10, s11, s12, s13
+                    acc[i + 2, j], acc[i + 2, j + 1], acc[i + 2, j + 2], acc[i + 2, j + 3] = s20, s21, s22, s23
+                    acc[i + 3, j], acc[i + 3, j + 1], acc[i + 3, j + 2], acc[i + 3, j + 3] = s30, s31, s32, s33
+        for i in range(rows):  # one index_to_position per row, not per element (a fifth of the time)
+            index[nd - 2], index[nd - 1] = i0 + i, j0
+            start = mk.index_to_position(index, out_strides, out_offset)
             for j in range(cols):
-                index[nd - 2], index[nd - 1] = i0 + i, j0 + j
-                out[np.uint64(mk.index_to_position(index, out_strides, out_offset))] = acc[i, j]
+                out[np.uint64(start + j * out_step)] = acc[i, j]
