@@ -554,6 +554,39 @@ mine, theirs = median_ms(lambda: m1024.relu()), median_ms(lambda: t1024.relu())
 print(f"relu 1024x1024: minikernel {mine:.3f} ms, torch {theirs:.3f} ms, ratio {mine / theirs:.2f}x")
 
 # %% [markdown]
+# ### From the textbook loop to your kernel
+#
+# The same 512 × 512 float32 product, one step at a time
+# (`minikernel/kernels/matmul_steps.py` says what each step changes), then your
+# `cpu_matmul` and `torch.mm`, all with every thread: the median time, the rate
+# (2·n³ operations) and the share of torch's rate. Each result is checked against
+# torch before it is timed — a fast wrong kernel is not a result.
+
+# %% tags=["nbval-ignore-output"]
+from minikernel.kernels import matmul_steps
+
+n = 512
+ta, tb = torch.randn(n, n), torch.randn(n, n)
+ma, mb = Tensor.from_torch(ta), Tensor.from_torch(tb)
+expected = (ta.double() @ tb.double()).numpy()
+torch_ms = median_ms(lambda: ta @ tb)
+steps = {name: (lambda s=step: matmul_steps.run(s, ta.numpy(), tb.numpy())) for name, step in matmul_steps.STEPS.items()}
+steps["3. your cpu_matmul (2.5)"] = lambda: ma @ mb
+for name, call in steps.items():
+    try:
+        result = call()
+    except NotImplementedError as err:
+        print(f"{name:32} not measured: exercise {notebook_display.stub_id_in(err)} is not written yet")
+        continue
+    values = result.to_numpy() if isinstance(result, Tensor) else result
+    if not np.allclose(values, expected, rtol=1e-4, atol=1e-3):
+        print(f"{name:32} not measured: its result differs from torch's")
+        continue
+    ms = median_ms(call, warmup=1, repeat=5)
+    print(f"{name:32} {ms:8.2f} ms {2 * n**3 / ms / 1e6:7.1f} GFLOP/s {100 * torch_ms / ms:6.1f}% of torch.mm")
+print(f"{'torch.mm':32} {torch_ms:8.2f} ms {2 * n**3 / torch_ms / 1e6:7.1f} GFLOP/s")
+
+# %% [markdown]
 # ## TF32: fast float32 matmuls, and today's defaults
 #
 # NVIDIA's Ampere and later GPUs can run float32 matmuls and convolutions in

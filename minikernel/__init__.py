@@ -9,12 +9,12 @@ from .course import exercise
 # Before anything that imports the Tensor: autograd's bottom modules (grad mode, graph
 # nodes, engine) sit below the Tensor, its other modules above it.
 from . import autograd  # chapter 03
-from . import kernels, ops, ops_reference, tensor_backends  # chapter 02
+from . import kernels, ops, ops_reference, tensor_backends, view_ops  # chapters 01-02
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .tensor import Tensor, bool_, float32, float64, int32, int64, ones, tensor, zeros
 
 # Every Tensor operator goes through the dispatcher: Autograd, then the backend (tensor_backends.py).
-tensor_backends.register(kernels=ops, reference=ops_reference, autograd=autograd.functions,
+tensor_backends.register(kernels=ops, reference=ops_reference, views=view_ops, autograd=autograd.functions,
                          backward=autograd.backward)
 
 from . import nn  # noqa: E402  chapter 04

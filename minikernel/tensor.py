@@ -24,7 +24,7 @@ from .dispatch.keys import ALWAYS, DispatchKey, DispatchKeySet
 from .kernels.layout import contiguous_strides, copy_strides, is_non_overlapping_and_dense
 from .strides import Shape, Storage
 from .tensor_autograd import AutogradMixin
-from .tensor_backends import autograd, autograd_active, kernels
+from .tensor_backends import autograd, autograd_active, route
 from .tensor_ops import OperatorsMixin
 
 #: dtypes a Tensor can hold (numpy dtypes; torch names in ``_TORCH_NAMES``).
@@ -183,71 +183,31 @@ class Tensor(AutogradMixin, OperatorsMixin):
     def as_strided(self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> "Tensor":
         return self._with(size, stride, storage_offset)
 
+    # Each view goes through the dispatcher (``aten::view``, ...): the Autograd key records it
+    # when a gradient is involved, the backend computes the header (``view_ops.py``: your
+    # chapter 01 code). Shape checks and their messages: ``shape_rules.py``, on every path.
     def view(self, *shape) -> "Tensor":
-        R.infer_shape(_sizes(shape), self.numel())  # torch's errors, on both paths
-        if autograd_active((self,)):
-            return autograd().view(self, _sizes(shape))
-        new_shape = S.infer_size(_sizes(shape), self.numel())
-        new_strides = S.view_strides(self._shape, self._strides, new_shape)
-        if new_strides is None:
-            raise RuntimeError(R.VIEW_NOT_POSSIBLE)
-        return self._with(new_shape, new_strides)
+        return route("view", self, _sizes(shape))
 
     def reshape(self, *shape) -> "Tensor":
         """A view when the strides allow one, else a contiguous copy (like torch)."""
-        R.infer_shape(_sizes(shape), self.numel())
-        if autograd_active((self,)):
-            return autograd().reshape(self, _sizes(shape))
-        new_shape = S.infer_size(_sizes(shape), self.numel())
-        new_strides = S.view_strides(self._shape, self._strides, new_shape)
-        if new_strides is None:
-            return self.contiguous().view(new_shape)
-        return self._with(new_shape, new_strides)
+        return route("reshape", self, _sizes(shape))
 
     def permute(self, *dims) -> "Tensor":
-        dims = R.check_permute(_sizes(dims), self.ndim)
-        if autograd_active((self,)):
-            return autograd().permute(self, dims)
-        shape, strides = S.permute_strides(self._shape, self._strides, dims)
-        return self._with(shape, strides)
+        return route("permute", self, _sizes(dims))
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
-        if autograd_active((self,)):
-            return autograd().transpose(self, dim0, dim1)
-        if self.ndim == 0:
-            return self
-        dim0, dim1 = _wrap_dim(dim0, self.ndim), _wrap_dim(dim1, self.ndim)
-        order = list(range(self.ndim))
-        order[dim0], order[dim1] = order[dim1], order[dim0]
-        return self.permute(order)
+        return route("transpose", self, dim0, dim1)
 
     def t(self) -> "Tensor":
-        if autograd_active((self,)):
-            return autograd().t(self)
-        if self.ndim > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-        return self.transpose(0, 1) if self.ndim == 2 else self
+        return route("t", self)
 
     def expand(self, *sizes) -> "Tensor":
-        new_shape = _sizes(sizes)
-        R.expand_shape(self._shape, new_shape, self.type())  # torch's errors, on both paths
-        if autograd_active((self,)):
-            return autograd().expand(self, new_shape)
-        new_strides = S.expand_strides(self._shape, self._strides, new_shape)
-        shape = tuple(self._shape[d - len(new_shape) + self.ndim] if n == -1 else n
-                      for d, n in enumerate(new_shape))
-        return self._with(shape, new_strides)
+        return route("expand", self, _sizes(sizes))
 
     def contiguous(self) -> "Tensor":
         """``self`` if already contiguous, else a row-major copy (exercise 1.7)."""
-        if autograd_active((self,)):
-            return self if self.is_contiguous() else autograd().clone(self)
-        if self.is_cuda:  # on the GPU the copy is the map kernel's job (exercise 2.6)
-            return kernels().contiguous(self)
-        if self.is_contiguous():
-            return self
-        flat = S.contiguous(self._storage, self._shape, self._strides, self._offset)
-        return Tensor(flat, self._shape, S.contiguous_strides(self._shape), 0)
+        return route("contiguous", self)
 
     def expand_as(self, other: "Tensor") -> "Tensor":
         return self.expand(other.shape)
@@ -271,37 +231,36 @@ class Tensor(AutogradMixin, OperatorsMixin):
                                f"{self.ndim}-D tensor.")
         return self.transpose(-2, -1)
 
-    # The views below are computed by the autograd path's numpy views whether or not
-    # a gradient is involved (they are not chapter 01 exercises).
+    # Views with no chapter 01 exercise: numpy's view on every path (``autograd/shape_ops.py``).
     def select(self, dim: int, index: int) -> "Tensor":
-        return autograd().select(self, dim, index)
+        return route("select", self, dim, index)
 
     def narrow(self, dim: int, start: int, length: int) -> "Tensor":
-        return autograd().narrow(self, dim, start, length)
+        return route("narrow", self, dim, start, length)
 
     def squeeze(self, dim=None) -> "Tensor":
-        return autograd().squeeze(self, dim)
+        return route("squeeze", self, dim)
 
     def unsqueeze(self, dim: int) -> "Tensor":
-        return autograd().unsqueeze(self, dim)
+        return route("unsqueeze", self, dim)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
-        return autograd().flatten(self, start_dim, end_dim)
+        return route("flatten", self, start_dim, end_dim)
 
     def unflatten(self, dim: int, sizes) -> "Tensor":
-        return autograd().unflatten(self, dim, sizes)
+        return route("unflatten", self, dim, sizes)
 
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
-        return autograd().diagonal(self, offset, dim1, dim2)
+        return route("diagonal", self, offset, dim1, dim2)
 
     def unbind(self, dim: int = 0) -> tuple:
-        return autograd().unbind(self, dim)
+        return route("unbind", self, dim)
 
     def split(self, split_size, dim: int = 0) -> tuple:
-        return autograd().split(self, split_size, dim)
+        return route("split", self, split_size, dim)
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
-        return autograd().chunk(self, chunks, dim)
+        return route("chunk", self, chunks, dim)
 
     # --------------------------------------------------------------- indexing
     def __getitem__(self, key: Any) -> "Tensor":
@@ -312,34 +271,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
             raise IndexError(R.ZERO_DIM_INDEX)
         if not all(isinstance(k, (int, np.integer, slice)) and not isinstance(k, bool) for k in key):
             return autograd().getitem(self, key)
-        if autograd_active((self,)) and all(isinstance(k, (int, np.integer, slice)) for k in key):
-            if len(key) > self.ndim:
-                raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
-            return autograd().index(self, key)
-        if len(key) > self.ndim:
-            raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
-        starts, shape, strides = [], [], []
-        for d, k in enumerate(key):
-            size, stride = self._shape[d], self._strides[d]
-            if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
-                i = int(k) + size if k < 0 else int(k)
-                if not 0 <= i < size:
-                    raise IndexError(f"index {int(k)} is out of bounds for dimension {d} with size {size}")
-                starts.append(i)
-            elif isinstance(k, slice):
-                if k.step is not None and k.step <= 0:
-                    raise ValueError("step must be greater than zero")
-                start, stop, step = k.indices(size)
-                starts.append(start)
-                shape.append(max(0, -(-(stop - start) // step)))
-                strides.append(stride * step)
-            else:
-                raise TypeError(f"minikernel tensors index with ints and slices only, got "
-                                f"{type(k).__name__} (e.g. t[1], t[:, 2:5], t[::2])")
-        shape += self._shape[len(key):]
-        strides += self._strides[len(key):]
-        offset = S.index_to_position(starts, self._strides[:len(key)], self._offset)
-        return self._with(shape, strides, offset)
+        return route("index", self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``t[1:, 0] = value``, and ``t[mask] = value`` with a boolean mask tensor.

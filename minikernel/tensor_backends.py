@@ -34,6 +34,7 @@ K = DispatchKey
 class _Paths:
     kernels: Optional[ModuleType] = None    #: minikernel.ops
     reference: Optional[ModuleType] = None  #: minikernel.ops_reference
+    views: Optional[ModuleType] = None      #: minikernel.view_ops
     autograd: Optional[ModuleType] = None   #: minikernel.autograd.functions
     backward: Optional[Callable] = None     #: minikernel.autograd.backward
 
@@ -73,11 +74,37 @@ REFERENCE_OPS = {
     "eq": "eq(Tensor self, Tensor other) -> Tensor",
 }
 NOT_DIFFERENTIABLE = ("gt", "lt", "ge", "le", "eq")
+#: Views and the contiguous copy: ``minikernel.view_ops`` at CPU/CUDA (your chapter 01 code).
+VIEW_OPS = {
+    "view": "view(Tensor self, int[] size) -> Tensor",
+    "reshape": "reshape(Tensor self, int[] shape) -> Tensor",
+    "permute": "permute(Tensor self, int[] dims) -> Tensor",
+    "transpose": "transpose(Tensor self, int dim0, int dim1) -> Tensor",
+    "t": "t(Tensor self) -> Tensor",
+    "expand": "expand(Tensor self, int[] size) -> Tensor",
+    "index": "index(Tensor self, Any indices) -> Tensor",
+    "contiguous": "contiguous(Tensor self) -> Tensor",
+}
+#: Views with no chapter 01 exercise: numpy computes them (``autograd/shape_ops.py``) on every path.
+SHAPE_OPS = {
+    "select": "select(Tensor self, int dim, int index) -> Tensor",
+    "narrow": "narrow(Tensor self, int dim, int start, int length) -> Tensor",
+    "squeeze": "squeeze(Tensor self, Any dim=None) -> Tensor",
+    "unsqueeze": "unsqueeze(Tensor self, int dim) -> Tensor",
+    "flatten": "flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor",
+    "unflatten": "unflatten(Tensor self, int dim, int[] sizes) -> Tensor",
+    "diagonal": "diagonal(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor",
+    "unbind": "unbind(Tensor self, int dim=0) -> Tensor[]",
+    "split": "split(Tensor self, Any split_size, int dim=0) -> Tensor[]",
+    "chunk": "chunk(Tensor self, int chunks, int dim=0) -> Tensor[]",
+}
 
 
-def register(kernels: ModuleType, reference: ModuleType, autograd: ModuleType, backward: Callable) -> None:
+def register(kernels: ModuleType, reference: ModuleType, views: ModuleType, autograd: ModuleType,
+             backward: Callable) -> None:
     """Plug in the layers and register every operator's kernels (called once by ``minikernel/__init__.py``)."""
-    _PATHS.kernels, _PATHS.reference, _PATHS.autograd, _PATHS.backward = kernels, reference, autograd, backward
+    _PATHS.kernels, _PATHS.reference, _PATHS.views = kernels, reference, views
+    _PATHS.autograd, _PATHS.backward = autograd, backward
     if not dispatch.registry.has("aten::add"):
         _register_operators()
 
@@ -183,6 +210,20 @@ def _register_operators() -> None:
         if name not in NOT_DIFFERENTIABLE:  # comparisons: Autograd falls through to the backend
             reg.impl(op, K.Autograd, _autograd_kernel(name, lambda *a, _n=name: getattr(autograd(), _n)(*a)),
                      with_keys=True)
+    for name, schema in VIEW_OPS.items():
+        op = reg.define(schema)
+        backend = _backend(f"view_ops.{name}", lambda *a, _n=name: getattr(_PATHS.views, _n)(*a))
+        for key in (K.CPU, K.CUDA):
+            reg.impl(op, key, backend)
+        reg.impl(op, K.Autograd, _autograd_kernel(name, lambda *a, _n=name: _autograd_view(_n, *a)), with_keys=True)
+    for name, schema in SHAPE_OPS.items():
+        op = reg.define(schema)
+        # numpy's view is the one implementation, in the autograd layer; below Autograd it records nothing
+        backend = _backend(f"autograd.functions.{name}", lambda *a, _n=name: getattr(autograd(), _n)(*a))
+        for key in (K.CPU, K.CUDA):
+            reg.impl(op, key, backend)
+        reg.impl(op, K.Autograd, _autograd_kernel(name, lambda *a, _n=name: getattr(autograd(), _n)(*a)),
+                 with_keys=True)
     op = reg.define("tanh_(Tensor self) -> Tensor")
     backend = _backend("ops.unary('copy', ops_reference.tanh(self), out=self)",
                        lambda s: kernels().unary("copy", _PATHS.reference.tanh(s), out=s, inplace=True))
@@ -190,6 +231,13 @@ def _register_operators() -> None:
         reg.impl(op, key, backend)
     reg.impl(op, K.ADInplaceOrView, _bump_version("tanh_"), with_keys=True)
     reg.impl(op, K.Autograd, _autograd_kernel("tanh_", lambda s: autograd().inplace("tanh", s)), with_keys=True)
+
+
+def _autograd_view(name: str, x, *args):
+    """The Autograd key's kernel of a view op: its recording Function (``contiguous`` records a clone)."""
+    if name == "contiguous":
+        return x if x.is_contiguous() else autograd().clone(x)
+    return getattr(autograd(), name)(x, *args)
 
 
 class _AutogradFunctions:

@@ -31,10 +31,11 @@ STUDENT_MODE = not os.environ.get("MINIKERNEL_SOLUTIONS", "").strip()
 
 
 @pytest.fixture(autouse=True)
-def _chapter_02_checks_your_kernels(request):
-    """A chapter 02 exercise test checks your kernel: the numpy reference backend may not
-    stand in for it (``launch.set_reference_fallback``), or the test would pass without it."""
-    if not any(m.args[0].startswith("2.") for m in request.node.iter_markers("exercise")):
+def _chapters_01_02_check_your_code(request):
+    """A chapter 01 or 02 exercise test checks your views and kernels: the library's stand-ins
+    (numpy headers, the numpy reference backend) may not replace them there
+    (``launch.set_reference_fallback``), or the test would pass without your code."""
+    if not any(m.args[0].startswith(("1.", "2.")) for m in request.node.iter_markers("exercise")):
         yield
         return
     before = launch.set_reference_fallback(False)

@@ -27,20 +27,13 @@ class View(Function):
     _torch_name = "ViewBackward0"
 
     @staticmethod
-    def forward(ctx, x: Tensor, shape: tuple, copy_ok: bool = False) -> Tensor:
+    def forward(ctx, x: Tensor, shape: tuple) -> Tensor:
         ctx.shape = x.shape
-        try:
-            return V.view_of(x, np.reshape(_np(x), shape, copy=False))
-        except ValueError as err:
-            if "copy" not in str(err) and "cannot reshape" in str(err):
-                raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {x.numel()}") from None
-            if not copy_ok:
-                raise RuntimeError(R.VIEW_NOT_POSSIBLE) from None
-            return V.wrap(np.reshape(_np(x), shape))
+        return V.compute("view", x, shape)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
-        return reshape(grad, ctx.shape), None, None
+        return reshape(grad, ctx.shape), None
 
 
 class UnsafeView(View):
@@ -54,7 +47,7 @@ class Permute(Function):
     def forward(ctx, x: Tensor, dims: tuple) -> Tensor:
         dims = R.check_permute(dims, x.ndim)
         ctx.inverse = tuple(int(i) for i in np.argsort(dims))
-        return V.view_of(x, np.transpose(_np(x), dims))
+        return V.compute("permute", x, dims)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -74,9 +67,8 @@ class Expand(Function):
 
     @staticmethod
     def forward(ctx, x: Tensor, shape: tuple) -> Tensor:
-        shape = R.expand_shape(x.shape, shape, x.type())
         ctx.shape = x.shape
-        return V.view_of(x, np.broadcast_to(_np(x), shape))
+        return V.compute("expand", x, shape)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -90,7 +82,7 @@ class Index(Function):
     @staticmethod
     def forward(ctx, x: Tensor, key) -> Tensor:
         ctx.shape, ctx.dtype, ctx.key = x.shape, x.dtype, key
-        return V.view_of(x, _np(x)[(*key, Ellipsis)])  # the Ellipsis keeps a 0-d result a view, not a scalar
+        return V.compute("index", x, key)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -116,7 +108,7 @@ class IndexBackward(Function):
 
 # ------------------------------------------------------- functional forms
 def view(x: Tensor, shape: Sequence[int]) -> Tensor:
-    return View.apply(x, R.infer_shape(shape, x.numel()), False)
+    return View.apply(x, R.infer_shape(shape, x.numel()))
 
 
 def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
@@ -126,8 +118,8 @@ def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
     try:
         np.reshape(_np(x), shape, copy=False)
     except ValueError:
-        return UnsafeView.apply(Clone.apply(x), shape, False)
-    return View.apply(x, shape, True)
+        return UnsafeView.apply(Clone.apply(x), shape)
+    return View.apply(x, shape)
 
 
 def permute(x: Tensor, dims: Sequence[int]) -> Tensor:

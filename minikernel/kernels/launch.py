@@ -90,9 +90,14 @@ def reference_fallback() -> Iterator[None]:
         _FALLBACK.allowed = saved
 
 
+def stand_in_allowed() -> bool:
+    """Whether library code may stand in for an unfinished exercise here (inside ``reference_fallback``)."""
+    return _FALLBACK.allowed and _STAND_IN[0]
+
+
 def fallback_allowed(device_type: str) -> bool:
-    """Whether the numpy reference backend may stand in here (CPU only, inside ``reference_fallback``)."""
-    return _FALLBACK.allowed and _STAND_IN[0] and device_type == "cpu"
+    """Whether the numpy reference backend may compute here (on the CPU, where stand-ins are allowed)."""
+    return stand_in_allowed() and device_type == "cpu"
 
 
 def _unfinished(k: Kernel) -> NotImplementedError | None:
