@@ -10,8 +10,11 @@ from this process: torch, numpy, pytest and hypothesis are imported once here in
 of once per case (two seconds of a four-second case). Nothing of minikernel is
 imported here: the exercise marker reads ``MINIKERNEL_SOLUTIONS`` and
 ``MINIKERNEL_OVERRIDE`` when minikernel is imported, which each child does itself after
-setting them. numba is not imported either: ``minikernel.device`` decides
-``NUMBA_ENABLE_CUDASIM`` before numba reads it.
+setting them. numba (another second of every case, now that autograd runs the
+kernels) is imported here only when every child would choose numba's CUDA simulator
+anyway (``_preimport_numba``): ``minikernel.device`` decides ``NUMBA_ENABLE_CUDASIM``
+before numba reads it, and a parent that had asked the CUDA driver would leave its
+forked children without CUDA.
 
 Cases run ``--workers`` at a time; a case still running after ``--limit`` seconds is
 killed with every process it started and reported with ``hung: true``.
@@ -19,6 +22,8 @@ killed with every process it started and reported with ``hung: true``.
 from __future__ import annotations
 
 import argparse
+import ctypes
+import importlib
 import json
 import os
 import runpy
@@ -35,6 +40,24 @@ import pytest  # noqa: F401
 import torch  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _preimport_numba() -> None:
+    """Import numba for the children when they will all run the CUDA simulator: the variable
+    says so, or no CUDA driver library exists at all (decided without calling the driver)."""
+    explicit = os.environ.get("NUMBA_ENABLE_CUDASIM", "").strip()
+    if explicit and explicit != "1":
+        return
+    if not explicit:
+        for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll"):
+            try:
+                ctypes.CDLL(name)
+            except OSError:
+                continue
+            return  # a driver: each child asks it, as minikernel.device does
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    importlib.import_module("numba")
+    importlib.import_module("numba.cuda")
 
 
 def _child(request: dict, out: Path, err: Path) -> None:
@@ -125,6 +148,7 @@ def main() -> None:
     os.chdir(ROOT)
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
+    _preimport_numba()
     serve([json.loads(line) for line in sys.stdin if line.strip()], options.workers, options.limit)
 
 
