@@ -59,11 +59,13 @@ _STAND_IN = [True]
 
 
 def set_reference_fallback(enabled: bool) -> bool:
-    """Let the numpy reference backend stand in for unfinished kernels (the default), or not.
+    """Let the library's numpy stand in for unfinished exercises inside the dispatcher (the
+    default): the reference backend for a chapter 02 kernel, numpy's views for chapter 01's
+    stride functions (``view_ops.py``); or not.
 
-    Chapter 02 turns it off, so every op there runs your kernels and an unfinished one
-    stops with its exercise's error; the later chapters leave it on, so they run
-    whether or not chapter 02 is finished. Returns the setting it replaces.
+    Chapters 01 and 02 turn it off, so every op there runs your code and an unfinished
+    exercise stops with its error; the later chapters leave it on, so they run whether or
+    not chapters 01 and 02 are finished. Returns the setting it replaces.
 
     Example::
 
