@@ -362,7 +362,11 @@ def _reduce(name: str, a: Tensor, dim: Union[None, int, Sequence[int]], keepdim:
     if not isinstance(a, Tensor):
         raise TypeError(f"{name}() expects a minikernel Tensor, got {type(a).__name__}")
     if isinstance(dim, (tuple, list)):
-        dims = sorted({_wrap_dim(int(d), builtins.max(a.ndim, 1)) for d in dim}, reverse=True)
+        wrapped = [_wrap_dim(int(d), builtins.max(a.ndim, 1)) for d in dim]
+        for d in wrapped:
+            if wrapped.count(d) > 1:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        dims = sorted(wrapped, reverse=True)
         if not dims:
             return _reduce(name, a, None, keepdim)
         for d in dims:  # the last first, so the other dims keep their numbers
@@ -446,7 +450,7 @@ def mean(a: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
                            f"point or complex dtype. Got: {_SCALAR_NAMES.get(a.dtype, a.dtype)}")
     total = sum(a, dim, keepdim)
     dims = () if dim is None else (dim if isinstance(dim, (tuple, list)) else (dim,))
-    count = a.numel() if dim is None else (math.prod(a.shape[d] for d in {_wrap_dim(int(d), a.ndim) for d in dims})
+    count = a.numel() if not dims else (math.prod(a.shape[d] for d in {_wrap_dim(int(d), a.ndim) for d in dims})
                                            if a.ndim else 1)
     return binary("div", total, float(count), out=total, inplace=True)
 

@@ -20,7 +20,8 @@ _np = V.array
 
 # --------------------------------------------------------------- reductions
 def _dims(dim, ndim: int) -> tuple[int, ...]:
-    if dim is None:
+    """The reduced dims, wrapped and sorted; ``None`` or an empty list reduces all (torch's rule)."""
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
         return tuple(range(ndim))
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     return tuple(sorted({_wrap_dim(int(d), ndim) for d in dims}))

@@ -55,3 +55,19 @@ def test_grad_does_not_alias_the_gradient_passed_in():
         f".grad changed with the tensor passed to backward(): {mine[0].grad} vs torch's {theirs[0].grad}; "
         "store a copy the first time, add in place after")
     assert torch.equal(g_mine.to_torch(), g_theirs), "backward() changed the gradient passed in"
+
+
+@pytest.mark.exercise("3.3")
+@pytest.mark.parametrize("name", ["sum", "mean"])
+@pytest.mark.parametrize("dims", [(), (0,), (-1, 0), (2, 0)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reductions_over_several_dims_give_torchs_values_shapes_and_gradients(name, dims, keepdim):
+    t = torch.arange(24, dtype=torch.float64).reshape(2, 3, 4) / 7
+    theirs, mine = t.clone().requires_grad_(), Tensor.from_torch(t).requires_grad_()
+    outs = [getattr(x, name)(dims, keepdim) for x in (theirs, mine)]
+    assert outs[1].shape == tuple(outs[0].shape)
+    for out in outs:
+        (out * out).sum().backward()  # a gradient that differs per output element
+    assert torch.allclose(_as_torch(mine.grad), theirs.grad, rtol=1e-12, atol=0)
+    with pytest.raises(RuntimeError, match="dim 1 appears multiple times"):
+        getattr(mine, name)((1, -2))
