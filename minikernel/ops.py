@@ -41,7 +41,7 @@ from .tensor import _SCALAR_NAMES, Tensor, _wrap_dim, bool_, float32, float64, i
 Number = Union[int, float]
 Operand = Union[Tensor, int, float]
 
-SUPPORTED = (float32, float64, int64)
+SUPPORTED = launch.KERNEL_DTYPES  # float32, float64, int64
 #: PyTorch's C type names, in matmul's messages.
 _C_NAMES = {float32: "float", float64: "double", int64: "long int", int32: "int", bool_: "bool"}
 _FLOAT_RESULT = ("exp", "log", "sigmoid")  # integer inputs give float32, like torch

@@ -179,58 +179,46 @@ def _bump_version(name: str) -> Callable:
     return inplace_or_view
 
 
-def _register_operators() -> None:
+def _define(schema: str, backend_name: str, backend: Callable, autograd_fn: Optional[Callable] = None,
+            bumps_version: bool = False) -> None:
+    """Declare ``aten::<schema>``: ``backend`` at CPU and CUDA, ``autograd_fn`` (records when autograd
+    is involved, else redispatches) at Autograd, and a version bump at ADInplaceOrView for in-place ops."""
     reg = dispatch.registry
-    for name, schema in KERNEL_OPS.items():
-        op = reg.define(schema)
-        backend = _backend(f"ops.{name}", lambda *a, _n=name: getattr(kernels(), _n)(*a))
-        for key in (K.CPU, K.CUDA):
-            reg.impl(op, key, backend)
-        reg.impl(op, K.Autograd, _autograd_kernel(name, lambda *a, _n=name: getattr(autograd(), _n)(*a)),
-                 with_keys=True)
-    for name in INPLACE_BINARY + INPLACE_UNARY:
-        binary = name in INPLACE_BINARY
-        op = reg.define(f"{name}_(Tensor self, Tensor other) -> Tensor" if binary else f"{name}_(Tensor self) -> Tensor")
-        if binary:
-            backend = _backend(f"ops.binary({name!r}, out=self)",
-                               lambda s, o, _n=name: kernels().binary(_n, s, o, out=s, inplace=True))
-        else:
-            backend = _backend(f"ops.unary({name!r}, out=self)",
-                               lambda s, _n=name: kernels().unary(_n, s, out=s, inplace=True))
-        for key in (K.CPU, K.CUDA):
-            reg.impl(op, key, backend)
-        reg.impl(op, K.ADInplaceOrView, _bump_version(f"{name}_"), with_keys=True)
-        reg.impl(op, K.Autograd, _autograd_kernel(f"{name}_", lambda *a, _n=name: autograd().inplace(_n, *a)),
-                 with_keys=True)
-    for name, schema in REFERENCE_OPS.items():
-        op = reg.define(schema)
-        backend = _backend(f"ops_reference.{name}", lambda *a, _n=name: getattr(_PATHS.reference, _n)(*a))
-        for key in (K.CPU, K.CUDA):
-            reg.impl(op, key, backend)
-        if name not in NOT_DIFFERENTIABLE:  # comparisons: Autograd falls through to the backend
-            reg.impl(op, K.Autograd, _autograd_kernel(name, lambda *a, _n=name: getattr(autograd(), _n)(*a)),
-                     with_keys=True)
-    for name, schema in VIEW_OPS.items():
-        op = reg.define(schema)
-        backend = _backend(f"view_ops.{name}", lambda *a, _n=name: getattr(_PATHS.views, _n)(*a))
-        for key in (K.CPU, K.CUDA):
-            reg.impl(op, key, backend)
-        reg.impl(op, K.Autograd, _autograd_kernel(name, lambda *a, _n=name: _autograd_view(_n, *a)), with_keys=True)
-    for name, schema in SHAPE_OPS.items():
-        op = reg.define(schema)
-        # numpy's view is the one implementation, in the autograd layer; below Autograd it records nothing
-        backend = _backend(f"autograd.functions.{name}", lambda *a, _n=name: getattr(autograd(), _n)(*a))
-        for key in (K.CPU, K.CUDA):
-            reg.impl(op, key, backend)
-        reg.impl(op, K.Autograd, _autograd_kernel(name, lambda *a, _n=name: getattr(autograd(), _n)(*a)),
-                 with_keys=True)
-    op = reg.define("tanh_(Tensor self) -> Tensor")
-    backend = _backend("ops.unary('copy', ops_reference.tanh(self), out=self)",
-                       lambda s: kernels().unary("copy", _PATHS.reference.tanh(s), out=s, inplace=True))
+    op = reg.define(schema)
     for key in (K.CPU, K.CUDA):
-        reg.impl(op, key, backend)
-    reg.impl(op, K.ADInplaceOrView, _bump_version("tanh_"), with_keys=True)
-    reg.impl(op, K.Autograd, _autograd_kernel("tanh_", lambda s: autograd().inplace("tanh", s)), with_keys=True)
+        reg.impl(op, key, _backend(backend_name, backend))
+    name = op.schema.name
+    if bumps_version:
+        reg.impl(op, K.ADInplaceOrView, _bump_version(name), with_keys=True)
+    if autograd_fn is not None:
+        reg.impl(op, K.Autograd, _autograd_kernel(name, autograd_fn), with_keys=True)
+
+
+def _register_operators() -> None:
+    for name, schema in KERNEL_OPS.items():
+        _define(schema, f"ops.{name}", lambda *a, _n=name: getattr(kernels(), _n)(*a),
+                lambda *a, _n=name: getattr(autograd(), _n)(*a))
+    for name in INPLACE_BINARY:
+        _define(f"{name}_(Tensor self, Tensor other) -> Tensor", f"ops.binary({name!r}, out=self)",
+                lambda s, o, _n=name: kernels().binary(_n, s, o, out=s, inplace=True),
+                lambda *a, _n=name: autograd().inplace(_n, *a), bumps_version=True)
+    for name in INPLACE_UNARY:
+        _define(f"{name}_(Tensor self) -> Tensor", f"ops.unary({name!r}, out=self)",
+                lambda s, _n=name: kernels().unary(_n, s, out=s, inplace=True),
+                lambda *a, _n=name: autograd().inplace(_n, *a), bumps_version=True)
+    for name, schema in REFERENCE_OPS.items():  # comparisons: no Autograd kernel, it falls through
+        _define(schema, f"ops_reference.{name}", lambda *a, _n=name: getattr(_PATHS.reference, _n)(*a),
+                None if name in NOT_DIFFERENTIABLE else lambda *a, _n=name: getattr(autograd(), _n)(*a))
+    _define("tanh_(Tensor self) -> Tensor", "ops.unary('copy', ops_reference.tanh(self), out=self)",
+            lambda s: kernels().unary("copy", _PATHS.reference.tanh(s), out=s, inplace=True),
+            lambda s: autograd().inplace("tanh", s), bumps_version=True)
+    for name, schema in VIEW_OPS.items():
+        _define(schema, f"view_ops.{name}", lambda *a, _n=name: getattr(_PATHS.views, _n)(*a),
+                lambda *a, _n=name: _autograd_view(_n, *a))
+    for name, schema in SHAPE_OPS.items():
+        # numpy's view is the one implementation, in the autograd layer; below Autograd it records nothing
+        _define(schema, f"autograd.functions.{name}", lambda *a, _n=name: getattr(autograd(), _n)(*a),
+                lambda *a, _n=name: getattr(autograd(), _n)(*a))
 
 
 def _autograd_view(name: str, x, *args):

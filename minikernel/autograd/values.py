@@ -22,7 +22,7 @@ from .. import dispatch, shape_rules
 from ..dispatch import DispatchKey
 from ..kernels.layout import contiguous_strides
 from ..ops import result_type, scalar_tensor
-from ..tensor import _TORCH_NAMES, Tensor, _sizes, float32
+from ..tensor import _TORCH_NAMES, Tensor, _sizes
 
 Operand = Union[Tensor, int, float]
 
@@ -104,8 +104,3 @@ def zeros(*shape: int, dtype=np.float32) -> Tensor:
 
 def ones(*shape: int, dtype=np.float32) -> Tensor:
     return wrap(np.ones(_sizes(shape), dtype))
-
-
-def default_float(dtype: np.dtype) -> np.dtype:
-    """Integer inputs of exp/log/division give float32, like torch."""
-    return dtype if dtype.kind == "f" else float32
