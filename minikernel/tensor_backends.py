@@ -187,7 +187,7 @@ def _define(schema: str, backend_name: str, backend: Callable, autograd_fn: Opti
     op = reg.define(schema)
     for key in (K.CPU, K.CUDA):
         reg.impl(op, key, _backend(backend_name, backend))
-    name = op.schema.name
+    name = schema.split("(", 1)[0]  # "add_", as the kernels' names say it (not "aten::add_")
     if bumps_version:
         reg.impl(op, K.ADInplaceOrView, _bump_version(name), with_keys=True)
     if autograd_fn is not None:
