@@ -12,7 +12,8 @@ The simulator has to be chosen *before numba is first imported*
 imported and decides, without importing numba:
 
 * ``NUMBA_ENABLE_CUDASIM`` already set: honoured as given (1 = simulator, 0 = real GPU);
-* a CUDA driver that reports at least one device: the real GPU;
+* a GPU that the NVIDIA driver reports (asked without initializing CUDA here: see
+  :func:`cuda_device_count`): the real GPU;
 * otherwise: it sets ``NUMBA_ENABLE_CUDASIM=1`` itself (and child processes inherit it).
 
 ``CUDA_BACKEND`` records the outcome: ``"gpu"``, ``"simulator"`` or ``"unavailable"``
@@ -22,26 +23,79 @@ from __future__ import annotations
 
 import ctypes
 import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from typing import Union
 
 _SIM_VAR = "NUMBA_ENABLE_CUDASIM"
-_DRIVERS = ("libcuda.so.1", "libcuda.so", "nvcuda.dll")
+_NVML = ("libnvidia-ml.so.1", "libnvidia-ml.so", "nvml.dll")
+_CUDA_DRIVERS = ("libcuda.so.1", "libcuda.so", "nvcuda.dll")
+# Asked in a child process when the driver has no NVML beside it (see cuda_device_count).
+_ASK_CUDA = ("import ctypes, sys\n"
+             "for name in sys.argv[1:]:\n"
+             "    try:\n"
+             "        driver = ctypes.CDLL(name)\n"
+             "    except OSError:\n"
+             "        continue\n"
+             "    count = ctypes.c_int(0)\n"
+             "    ok = driver.cuInit(0) == 0 and driver.cuDeviceGetCount(ctypes.byref(count)) == 0\n"
+             "    print(count.value if ok else 0)\n"
+             "    break\n"
+             "else:\n"
+             "    print(0)\n")
+
+
+def _load(names: tuple[str, ...]):
+    for name in names:
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            continue
+    return None
+
+
+def _visible(count: int) -> int:
+    """How many of ``count`` devices ``CUDA_VISIBLE_DEVICES`` leaves visible (CUDA reads
+    the list up to its first invalid entry; "" or "-1" hides every device)."""
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is None:
+        return count
+    valid = 0
+    for entry in listed.split(","):
+        entry = entry.strip()
+        if not entry or entry.startswith("-"):
+            break
+        valid += 1
+    return min(count, valid)
 
 
 def cuda_device_count() -> int:
-    """Devices the CUDA driver reports (0 without a driver), asked through ctypes, not numba."""
-    for name in _DRIVERS:
-        try:
-            driver = ctypes.CDLL(name)
-        except OSError:
-            continue
-        count = ctypes.c_int(0)
-        if driver.cuInit(0) != 0 or driver.cuDeviceGetCount(ctypes.byref(count)) != 0:
+    """Devices the NVIDIA driver reports (0 without a driver), without initializing CUDA here.
+
+    Asked through NVML, the driver's management library, not through CUDA: a process
+    that has initialized CUDA (``cuInit``) cannot use it in a child it forks, and the
+    grader forks one child per exercise. Where the driver comes without NVML, a short
+    child process asks CUDA instead. ``CUDA_VISIBLE_DEVICES`` is honoured.
+    """
+    nvml = _load(_NVML)
+    if nvml is not None:
+        count = ctypes.c_uint(0)
+        if nvml.nvmlInit_v2() != 0:
             return 0
-        return count.value
-    return 0
+        try:
+            found = count.value if nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)) == 0 else 0
+        finally:
+            nvml.nvmlShutdown()
+        return _visible(found)
+    if _load(_CUDA_DRIVERS) is None:
+        return 0
+    try:
+        asked = subprocess.run([sys.executable, "-c", _ASK_CUDA, *_CUDA_DRIVERS], capture_output=True, text=True,
+                               timeout=60)
+        return int(asked.stdout.strip() or 0)  # the child's CUDA already honoured CUDA_VISIBLE_DEVICES
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return 0
 
 
 def _choose_backend() -> tuple[str, str]:

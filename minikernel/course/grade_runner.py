@@ -170,7 +170,10 @@ def run_session(ids: list[str], *, timeout_s: float, jobs: int, fork: bool = Fal
         args = [*paths, "-qq", "--no-header", "-p", "no:cacheprovider", "-p", "no:timeout", "-p", "no:randomly",
                 *_UNUSED_PLUGINS, "-p", "minikernel.course.grade_plugin", f"--mk-ids={','.join(ids)}",
                 f"--mk-out={out}", f"--mk-timeout={timeout_s}", f"--mk-jobs={jobs}"]
-        env = {"MINIKERNEL_GRADING": "1", "HYPOTHESIS_PROFILE": "grade", "PYTHONUNBUFFERED": "1"}
+        # PYTORCH_NVML_BASED_CUDA_CHECK: torch.cuda.is_available() asks NVML instead of
+        # initializing CUDA, which would leave the exercises' forked children unable to use it.
+        env = {"MINIKERNEL_GRADING": "1", "HYPOTHESIS_PROFILE": "grade", "PYTHONUNBUFFERED": "1",
+               "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
         collect_limit = max(60.0, timeout_s)
         # Each round of `jobs` exercises may take the whole limit; a little more for the
         # last kills. The pytest process enforces the real per-exercise limit itself.
