@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from minikernel.course.bench import cli, timing as bench  # cli imports every chapter's rows
+from minikernel.course.bench import cli, gpu, timing as bench  # cli imports every chapter's rows
 from minikernel.course import exercise as ex
 
 
@@ -32,6 +32,10 @@ def test_bench_cli_reports_every_row():
     rows = json.loads(proc.stdout)["rows"]
     assert [r["name"] for r in rows] == [r.name for r in bench.ROWS]
     for r in rows:
+        if r["note"].startswith("skipped:"):  # only the GPU rows, and only without a GPU
+            assert "cuda" in r["name"] and gpu.skip_reason() is not None, r
+            assert r["torch_ms"] is None and r["minikernel_ms"] is None, r
+            continue
         assert r["torch_ms"] > 0
         if r["minikernel_ms"] is None:  # only allowed while the exercise it needs is a stub
             todo = re.search(r"exercise (\d+\.\d+) not implemented", r["note"])
@@ -39,4 +43,7 @@ def test_bench_cli_reports_every_row():
         else:
             assert r["ratio"] > 0, r
     if all(ex.uses_reference(i) for i in ex.registry()):
-        assert all(r["minikernel_ms"] is not None for r in rows), "references on: every row is timed"
+        timed = [r for r in rows if not r["note"].startswith("skipped:")]
+        assert all(r["minikernel_ms"] is not None for r in timed), "references on: every row is timed"
+    gpu_rows = [r for r in rows if " cuda " in r["name"]]
+    assert {r["note"].startswith("skipped:") for r in gpu_rows} == {gpu.skip_reason() is not None}

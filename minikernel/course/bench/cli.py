@@ -11,9 +11,9 @@ import sys
 
 import torch
 
-from . import rows_kernels, rows_norm  # noqa: F401 - importing them registers their rows
+from . import gpu, rows_kernels, rows_norm  # noqa: F401 - importing the rows modules registers their rows
 from .allreduce import main as allreduce_main
-from .timing import ROWS, format_table, machine_yardsticks, report, run_row
+from .timing import ROWS, format_table, machine_yardsticks, median_ms, report, run_row
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,7 +37,14 @@ def main(argv: list[str] | None = None) -> int:
     header = (f"torch {torch.__version__}, {machine['threads']} threads, warm-up {warmup}, median of {repeat}; "
               f"this machine: copy {machine['copy_gb_per_s']:.1f} GB/s, "
               f"torch.mm 1024 {machine['torch_mm_1024_gflop_per_s']:.1f} GFLOP/s")
-    results = [run_row(r, warmup, repeat) for r in ROWS if args.match in r.name]
+    selected = [r for r in ROWS if args.match in r.name]
+    if any(r.skip is not None and not r.skip() for r in selected):  # GPU rows that will run
+        machine.update(gpu.yardsticks(median_ms))
+        if "gpu" in machine:
+            header += (f"; GPU {machine['gpu']}: copy {machine['gpu_copy_gb_per_s']:.0f} GB/s, "
+                       f"torch.mm 4096 {machine['gpu_torch_mm_4096_gflop_per_s']:.0f} GFLOP/s "
+                       f"(TF32 {'on' if machine['gpu_tf32_matmul'] else 'off'})")
+    results = [run_row(r, warmup, repeat) for r in selected]
     report(header, results, format_table, as_json=args.json, machine=machine)
     return 0
 

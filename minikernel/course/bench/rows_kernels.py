@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import torch
 
-from ... import device
 from ...tensor import Tensor
+from . import gpu
 from .timing import row
 
 
@@ -84,29 +84,42 @@ for _n in (256, 512, 1024):
     _matmul_row(_n)
 
 
-def _gpu_rows() -> None:
-    """GPU rows, only with a real GPU: minikernel's GPU kernels (synchronized) against torch's CPU."""
+# ------------------------------------------------------------------ chapter 02 on a GPU
+# Sizes far beyond the GPU's L2 cache (tens of MiB), so the rates are memory's, and
+# long enough that a kernel outlasts Python's launch overhead.
+GPU_N = 8192  #: the GPU rows' matrices are GPU_N x GPU_N float32 (256 MiB)
 
-    if device.CUDA_BACKEND != "gpu":
-        return  # the simulator runs Python threads: timing it says nothing about GPUs
 
-    @row("ch02 cuda map relu 4096x4096 float32 (vs torch cpu)", sync=device.synchronize)
-    def _gpu_map():
-        t = _ch02_matrix()
-        g = Tensor.from_torch(t).cuda()
-        return (lambda: g.relu()), (lambda: t.relu())
+def _on_gpu(t: torch.Tensor) -> tuple[Tensor, torch.Tensor]:
+    """The same values as a minikernel "cuda" tensor and a torch tensor on the GPU rows' torch device."""
+    return Tensor.from_torch(t).cuda(), t.to(gpu.TORCH_DEVICE)
 
-    @row("ch02 cuda reduce sum(dim=1) 4096x4096 float32 (vs torch cpu)", sync=device.synchronize)
+
+@row(gpu.label(f"ch02 cuda map relu {GPU_N}x{GPU_N} float32"), gpu.sync, bytes=2 * GPU_N * GPU_N * 4,
+     skip=gpu.skip_reason)
+def _gpu_map():
+    g, t = _on_gpu(_ch02_matrix(GPU_N))
+    return (lambda: g.relu()), (lambda: t.relu())
+
+
+def _gpu_reduce_row(dim: int):
+    @row(gpu.label(f"ch02 cuda reduce sum(dim={dim}) {GPU_N}x{GPU_N} float32"), gpu.sync,
+         bytes=(GPU_N * GPU_N + GPU_N) * 4, skip=gpu.skip_reason)
     def _gpu_reduce():
-        t = _ch02_matrix()
-        g = Tensor.from_torch(t).cuda()
-        return (lambda: g.sum(1)), (lambda: t.sum(1))
+        g, t = _on_gpu(_ch02_matrix(GPU_N))
+        return (lambda: g.sum(dim)), (lambda: t.sum(dim))
 
-    @row("ch02 cuda matmul 1024x1024 float32 (vs torch cpu)", sync=device.synchronize)
+
+_gpu_reduce_row(1)
+_gpu_reduce_row(0)
+
+
+def _gpu_matmul_row(n: int):
+    @row(gpu.label(f"ch02 cuda matmul {n}x{n} float32"), gpu.sync, flops=2 * n ** 3, skip=gpu.skip_reason)
     def _gpu_matmul():
-        a, b = _ch02_matrix(1024), _ch02_matrix(1024)
-        ga, gb = Tensor.from_torch(a).cuda(), Tensor.from_torch(b).cuda()
+        (ga, a), (gb, b) = _on_gpu(_ch02_matrix(n)), _on_gpu(_ch02_matrix(n).t().contiguous())
         return (lambda: ga @ gb), (lambda: torch.mm(a, b))
 
 
-_gpu_rows()
+for _n in (1024, 4096):
+    _gpu_matmul_row(_n)

@@ -48,6 +48,7 @@ class Row:
     sync: Callable[[], None] | None = None
     bytes: int | None = None
     flops: int | None = None
+    skip: Callable[[], str | None] | None = None  #: why the row cannot run here (None: it can)
 
 
 @dataclass
@@ -67,8 +68,12 @@ class Result:
 ROWS: list[Row] = []
 
 
-def row(name: str, sync: Callable[[], None] | None = None, *, bytes: int | None = None, flops: int | None = None):
+def row(name: str, sync: Callable[[], None] | None = None, *, bytes: int | None = None, flops: int | None = None,
+        skip: Callable[[], str | None] | None = None):
     """Register a benchmark row: decorate a setup function returning (minikernel_call, torch_call).
+
+    ``skip``, when given, is asked before the row runs: a reason (a string) lists the
+    row as skipped with that reason instead of timing it (the GPU rows without a GPU).
 
     Example::
 
@@ -79,7 +84,7 @@ def row(name: str, sync: Callable[[], None] | None = None, *, bytes: int | None 
             return (lambda: m.relu()), (lambda: t.relu())
     """
     def register(setup):
-        ROWS.append(Row(name, setup, sync, bytes, flops))
+        ROWS.append(Row(name, setup, sync, bytes, flops, skip))
         return setup
     return register
 
@@ -126,6 +131,8 @@ def _rate(r: Row, ms: float | None) -> float | None:
 
 
 def run_row(r: Row, warmup: int, repeat: int) -> Result:
+    if r.skip is not None and (reason := r.skip()):
+        return Result(r.name, None, None, None, f"skipped: {reason}")
     mine, theirs = r.setup()
     unit = "GB/s" if r.bytes is not None else "GFLOP/s" if r.flops is not None else ""
     torch_samples = samples_ms(theirs, warmup, repeat, r.sync)
