@@ -385,10 +385,8 @@ def _reduce(name: str, a: Tensor, dim: Union[None, int, Sequence[int]], keepdim:
     launch.check_runnable(where, "reduce")
     if dim is None:
         if op == MAX and a.numel() == 0:
-            if name == "max":
-                raise RuntimeError("max(): Expected reduction dim to be specified for input.numel() == 0. "
-                                   "Specify the reduction dim with the 'dim' argument.")
-            raise IndexError("amax(): Expected reduction dim 0 to have non-zero size.")
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.")
         flat = _flat(a) if a.numel() else a.as_strided((0,), (1,), 0)
         out = empty((1,), (1,), dtype, where)
         launch.reduce_(op, _identity(op, dtype), out, flat, 0)

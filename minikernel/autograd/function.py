@@ -49,6 +49,7 @@ class BackwardNode(Node):
         self.needs_input_grad: tuple[bool, ...] = ()
         self._forward_arg_is_tensor: tuple[bool, ...] = ()
         self._input_shapes: tuple[Optional[tuple], ...] = ()
+        self._input_dtypes: tuple[Optional[np.dtype], ...] = ()
         self._output_meta: list[Optional[tuple[tuple, np.dtype]]] = []
         self._materialize_grads = True
         self._dirty: tuple[Tensor, ...] = ()
@@ -132,6 +133,11 @@ class BackwardNode(Node):
             if g is not None and shape is not None and g.shape != shape:
                 raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index {len(kept)}"
                                    f" - got {list(g.shape)} but expected shape compatible with {list(shape)}")
+            dtype = self._input_dtypes[i]
+            if g is not None and dtype is not None and g.dtype != dtype:
+                # torch's validate_outputs: a gradient takes its input's dtype (float32 + float64
+                # computes in float64, and the float32 input's gradient is float32 again)
+                g = _GradCast.apply(g, dtype)
             kept.append(g)  # only the tensor arguments have edges
         return tuple(kept)
 
@@ -186,6 +192,7 @@ class Function(metaclass=_FunctionMeta):
         node._forward_arg_is_tensor = is_tensor
         node.needs_input_grad = tuple(t and a.requires_grad for a, t in zip(args, is_tensor))
         node._input_shapes = tuple(a.shape if t else None for a, t in zip(args, is_tensor))
+        node._input_dtypes = tuple(a.dtype if t else None for a, t in zip(args, is_tensor))
         recording = is_grad_enabled() and any(node.needs_input_grad)
         if recording:  # the edges are taken before forward can rebase a dirty input's history
             node.next_functions = tuple(gradient_edge(a) for a, t in zip(args, is_tensor) if t)
@@ -223,6 +230,22 @@ def _record(node: BackwardNode, args: tuple, output: Any) -> Any:
         out._set_history(node, nr)
     node._freeze_saved()
     return tuple(wrapped) if isinstance(output, tuple) else wrapped[0]
+
+
+class _GradCast(Function):
+    """A gradient converted to its input's dtype (recorded under ``create_graph``)."""
+
+    _torch_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, grad: Tensor, dtype: np.dtype) -> Tensor:
+        ctx.dtype = grad.dtype
+        return Tensor(np.ascontiguousarray(grad._numpy_view(), dtype=dtype).reshape(-1), grad.shape,
+                      contiguous_strides(grad.shape), 0)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        return _GradCast.apply(grad, ctx.dtype), None
 
 
 class _DelayedError(Function):

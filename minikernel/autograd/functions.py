@@ -56,7 +56,7 @@ from .pointwise import (  # noqa: F401
     tanh,
     where,
 )
-from .reductions import Max, MaxDim, MaxResult, Mean, MeanDim, Prod, Sum, SumDim, max, mean, prod, sum  # noqa: F401
+from .reductions import Amax, Max, MaxDim, MaxResult, Mean, MeanDim, Prod, Sum, SumDim, amax, max, mean, prod, sum  # noqa: F401
 from .shape_ops import (  # noqa: F401
     chunk,
     diagonal,

@@ -1,4 +1,4 @@
-"""Reductions (sum, mean, max): each Function's forward (the backend, ``V.compute``) and backward side by side,
+"""Reductions (sum, mean, max, amax, prod): each Function's forward (the backend, ``V.compute``) and backward side by side,
 then the functional forms. The formulas that are exercises (3.6 max) are in ``derivatives.py``.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from .. import ops
 from ..tensor import Tensor, _wrap_dim
 from . import derivatives as D, values as V
 from .function import Function
-from .pointwise import div
+from .pointwise import div, eq, mul
 from .views import expand, reshape
 
 _np = V.array
@@ -104,6 +104,28 @@ class MaxDim(Function):
         return D.max_dim_backward(grad, indices, ctx.shape, ctx.dim, ctx.keepdim), None, None
 
 
+class Amax(Function):
+    """``x.amax(dim, keepdim)``: the largest values over ``dim`` (all dims for ``()``); ties
+    share each gradient evenly, as for ``x.max()`` (torch's ``scale_grad_by_count``)."""
+    _torch_name = "AmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+        result = V.compute("amax", x, dim, keepdim)
+        ctx.dims, ctx.keepdim = _dims(dim, x.ndim), keepdim
+        ctx.save_for_backward(x, result)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        x, result = ctx.saved_tensors
+        shape = tuple(x.shape)
+        at_max = mul(eq(x, _unsqueeze_to(result, shape, ctx.dims, ctx.keepdim)), 1.0)  # 1.0 where x ties the max
+        ties = sum(at_max, ctx.dims, True) if ctx.dims else at_max  # how many share each max
+        share = div(mul(_unsqueeze_to(grad, shape, ctx.dims, ctx.keepdim), at_max), expand(ties, shape))
+        return share, None, None
+
+
 # ------------------------------------------------------- functional forms
 def sum(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
     return (Sum if dim is None else SumDim).apply(x, dim, keepdim)
@@ -111,6 +133,10 @@ def sum(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001 - t
 
 def mean(x: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return (Mean if dim is None else MeanDim).apply(x, dim, keepdim)
+
+
+def amax(x: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    return Amax.apply(x, dim, keepdim)
 
 
 def max(x: Tensor, dim: Optional[int] = None, keepdim: bool = False):  # noqa: A001 - torch's name
