@@ -12,7 +12,12 @@ highest key first:
   layers below wrote;
 * ``Python`` — a ``DispatchMode`` that is on, if any;
 * ``CPU`` / ``CUDA`` — ``minikernel.ops``: dtype dispatch, checks, your chapter 02 kernel
-  (on the CPU, the numpy reference backend while that kernel is unfinished).
+  (on the CPU, the numpy reference backend while that kernel is unfinished); for the
+  other ops ``ops_reference``, ``view_ops``, ``shape_views``, ``write_ops``
+  (``copy_``, ``fill_``, ``zero_``, ``index_put_``), ``copy_ops`` (``clone``, ``_to_copy``).
+
+A factory (``zeros``, ``ones``, ``full``) has no tensor argument: its ``BackendSelect``
+kernel sends it to the backend of its ``device`` argument (``factory_ops.py``).
 
 The layers sit above the Tensor and import it, so they are plugged in here once,
 when ``minikernel`` is imported (``register``), the way PyTorch's kernels
