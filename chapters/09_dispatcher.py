@@ -396,9 +396,9 @@ print("add_'s kernels:", D.registry.get("add_").table())
 # trace still shows the way down, and the box says which exercise it waits for):
 
 # %%
-p, q = mk.ones(2, 2), mk.ones(2, 2)
+p, q, r = mk.ones(2, 2), mk.ones(2, 2), mk.ones(2, 2, requires_grad=True)  # made before the trace
 for text, call in [("p + q", lambda: p + q), ("p.mul_(q)", lambda: p.mul_(q)),
-                   ("p + q, p requires grad", lambda: mk.ones(2, 2, requires_grad=True) + q)]:
+                   ("r + q, r requires grad", lambda: r + q)]:
     with D.trace() as steps:
         try:
             call()
@@ -526,8 +526,9 @@ print("torch:", theirs)
 saved = D.registry._FALLBACKS[K.Python]
 D.registry.fallback(K.Python, mine.mode_fallback)  # yours, for this cell
 try:
+    mk_one = mk.ones(1)  # made outside the modes, like torch's `one`
     with Log("outer", ours), Log("inner", ours):
-        result = ch09_add(mk.ones(1), mk.ones(1))
+        result = ch09_add(mk_one, mk_one)
     print("yours:", ours, "→", result.tolist())
 except NotImplementedError as err:
     todo(err)

@@ -10,11 +10,13 @@ from .course import exercise
 # nodes, engine) sit below the Tensor, its other modules above it.
 from . import autograd  # chapter 03
 from . import kernels, ops, ops_reference, tensor_backends, view_ops  # chapters 01-02
+from . import copy_ops, factory_ops, shape_views, write_ops
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .tensor import Tensor, bool_, float32, float64, int32, int64, ones, tensor, zeros
 
 # Every Tensor operator goes through the dispatcher: Autograd, then the backend (tensor_backends.py).
-tensor_backends.register(kernels=ops, reference=ops_reference, views=view_ops, autograd=autograd.functions,
+tensor_backends.register(kernels=ops, reference=ops_reference, views=view_ops, shapes=shape_views,
+                         writes=write_ops, copies=copy_ops, factories=factory_ops, autograd=autograd.functions,
                          backward=autograd.backward)
 
 from . import nn  # noqa: E402  chapter 04

@@ -141,7 +141,7 @@ def stride0_view(t: Tensor, shape: Sequence[int]) -> Tensor:
     lead = len(shape) - t.ndim
     strides = tuple(0 if d < lead or (t.shape[d - lead] == 1 and n != 1) else t.stride(d - lead)
                     for d, n in enumerate(shape))
-    return t.as_strided(shape, strides, t.storage_offset())
+    return t._with(shape, strides, t.storage_offset())
 
 
 def broadcast_to(t: Tensor, shape: Sequence[int], where: str) -> Tensor:
@@ -151,7 +151,7 @@ def broadcast_to(t: Tensor, shape: Sequence[int], where: str) -> Tensor:
         return t
     if launch.fallback_allowed(where) and jit.stub_error(S.expand_strides) is not None:
         return stride0_view(t, shape)
-    return t.as_strided(tuple(shape), S.expand_strides(t.shape, t.stride(), tuple(shape)), t.storage_offset())
+    return t._with(tuple(shape), S.expand_strides(t.shape, t.stride(), tuple(shape)), t.storage_offset())
 
 
 def _can_cast(src: np.dtype, dst: np.dtype) -> bool:
@@ -351,9 +351,9 @@ def _flat(a: Tensor) -> Tensor:
     """All of ``a``'s elements as one 1-D tensor: a strided view when the layout allows, else a copy."""
     shape, (strides,) = layout.iteration_layout(a.shape, a.stride())
     if len(shape) == 1:
-        return a.as_strided((a.numel(),), strides, a.storage_offset())
+        return a._with((a.numel(),), strides, a.storage_offset())
     copy = contiguous(a)
-    return copy.as_strided((a.numel(),), (1,), copy.storage_offset())
+    return copy._with((a.numel(),), (1,), copy.storage_offset())
 
 
 def _reduce(name: str, a: Tensor, dim: Union[None, int, Sequence[int]], keepdim: bool) -> Tensor:
@@ -374,7 +374,7 @@ def _reduce(name: str, a: Tensor, dim: Union[None, int, Sequence[int]], keepdim:
         if keepdim or not a.ndim:
             return a
         shape = tuple(n for i, n in enumerate(a.shape) if i not in dims)
-        return a.as_strided(shape, layout.contiguous_strides(shape), a.storage_offset())
+        return a._with(shape, layout.contiguous_strides(shape), a.storage_offset())
     if dim is not None and (isinstance(dim, bool) or not isinstance(dim, (int, np.integer))):
         raise TypeError(f"{name}(): minikernel reduces one dimension at a time: pass dim as an int, or "
                         f"nothing to reduce all elements; got {dim!r}")
@@ -387,11 +387,11 @@ def _reduce(name: str, a: Tensor, dim: Union[None, int, Sequence[int]], keepdim:
         if op == MAX and a.numel() == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                                "Specify the reduction dim with the 'dim' argument.")
-        flat = _flat(a) if a.numel() else a.as_strided((0,), (1,), 0)
+        flat = _flat(a) if a.numel() else a._with((0,), (1,), 0)
         out = empty((1,), (1,), dtype, where)
         launch.reduce_(op, _identity(op, dtype), out, flat, 0)
         shape = (1,) * a.ndim if keepdim else ()
-        return out.as_strided(shape, (1,) * len(shape), 0)
+        return out._with(shape, (1,) * len(shape), 0)
     d = _wrap_dim(int(dim), a.ndim)
     if op == MAX and a.ndim and a.shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
@@ -401,7 +401,7 @@ def _reduce(name: str, a: Tensor, dim: Union[None, int, Sequence[int]], keepdim:
     if keepdim or a.ndim == 0:
         return out
     shape = kept[:d] + kept[d + 1:]
-    return out.as_strided(shape, layout.contiguous_strides(shape), 0)
+    return out._with(shape, layout.contiguous_strides(shape), 0)
 
 
 def sum(a: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
@@ -471,8 +471,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
                            f"{_C_NAMES.get(a.dtype, a.dtype)} != {_C_NAMES.get(b.dtype, b.dtype)}")
     _check_dtype("matmul", where, a.dtype)
     launch.check_runnable(where, "matmul")
-    left = a if a.ndim >= 2 else a.as_strided((1, a.shape[0]), (0, a.stride(0)), a.storage_offset())
-    right = b if b.ndim >= 2 else b.as_strided((b.shape[0], 1), (b.stride(0), 0), b.storage_offset())
+    left = a if a.ndim >= 2 else a._with((1, a.shape[0]), (0, a.stride(0)), a.storage_offset())
+    right = b if b.ndim >= 2 else b._with((b.shape[0], 1), (b.stride(0), 0), b.storage_offset())
     (n, k), (k2, m) = left.shape[-2:], right.shape[-2:]
     if k != k2:
         if a.ndim == 2 and b.ndim == 2:
@@ -488,4 +488,4 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if len(keep) == len(shape):
         return out
     final = tuple(shape[d] for d in keep)
-    return out.as_strided(final, layout.contiguous_strides(final), 0)
+    return out._with(final, layout.contiguous_strides(final), 0)

@@ -170,3 +170,48 @@ def narrow_range(size: int, start: int, length: int, dim: int) -> int:
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return start
+
+
+# ----- ops that torch composes of others (CompositeImplicitAutograd): their arguments for those
+def narrow_slice(shape: Sequence[int], dim: int, start: int, length: int) -> tuple[int, int, int]:
+    """``narrow(dim, start, length)`` as ``slice.Tensor``'s ``(dim, start, end)``, after torch's checks."""
+    if not shape:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    dim = wrap_dim(dim, len(shape))
+    start = narrow_range(shape[dim], start, length, dim)
+    return dim, start, start + length
+
+
+def flatten_shape(shape: Sequence[int], start_dim: int, end_dim: int) -> Shape | None:
+    """The shape ``flatten(start_dim, end_dim)`` reshapes to; None when it returns the tensor itself."""
+    if not shape:
+        return (1,)
+    start, end = wrap_dim(start_dim, len(shape)), wrap_dim(end_dim, len(shape))
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return None
+    return (*shape[:start], math.prod(shape[start:end + 1]), *shape[end + 1:])
+
+
+def unflatten_shape(shape: Sequence[int], dim: int, sizes: Sequence[int]) -> Shape:
+    """The shape ``unflatten(dim, sizes)`` views as: dim ``dim`` split into ``sizes`` (one may be -1)."""
+    dim = wrap_dim(dim, len(shape))
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    inner = infer_shape(sizes, shape[dim]) if -1 in sizes or math.prod(sizes) == shape[dim] else None
+    if inner is None:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                           f"({shape[dim]}) in the input tensor")
+    return (*shape[:dim], *inner, *shape[dim + 1:])
+
+
+def chunk_split_size(shape: Sequence[int], chunks: int, dim: int) -> int:
+    """``chunk(chunks, dim)`` as ``split``'s ``split_size``: ``ceil(size / chunks)`` (0 for an empty dim)."""
+    if not shape:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    size = shape[wrap_dim(dim, len(shape))]
+    return max(1, -(-size // chunks)) if size else 0

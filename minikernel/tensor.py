@@ -21,10 +21,10 @@ from . import strides as S
 from .autograd.grad_mode import is_grad_enabled
 from .device import Device, DeviceLike
 from .dispatch.keys import ALWAYS, DispatchKey, DispatchKeySet
-from .kernels.layout import contiguous_strides, copy_strides, is_non_overlapping_and_dense
+from .kernels.layout import contiguous_strides
 from .strides import Shape, Storage
 from .tensor_autograd import AutogradMixin
-from .tensor_backends import autograd, autograd_active, route
+from .tensor_backends import autograd, route
 from .tensor_ops import OperatorsMixin
 
 #: dtypes a Tensor can hold (numpy dtypes; torch names in ``_TORCH_NAMES``).
@@ -181,7 +181,8 @@ class Tensor(AutogradMixin, OperatorsMixin):
 
     # ------------------------------------------------------------------ views
     def as_strided(self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> "Tensor":
-        return self._with(size, stride, storage_offset)
+        """Any header over this tensor's storage (``aten::as_strided``); not recorded by autograd."""
+        return route("as_strided", self, tuple(size), tuple(stride), storage_offset)
 
     # Each view goes through the dispatcher (``aten::view``, ...): the Autograd key records it
     # when a gradient is involved, the backend computes the header (``view_ops.py``: your
@@ -231,36 +232,44 @@ class Tensor(AutogradMixin, OperatorsMixin):
                                f"{self.ndim}-D tensor.")
         return self.transpose(-2, -1)
 
-    # Views with no chapter 01 exercise: numpy's view on every path (``autograd/shape_ops.py``).
+    # Views with no chapter 01 exercise: numpy's header (``shape_views.py``). ``narrow``, ``flatten``,
+    # ``unflatten`` and ``chunk`` are compositions, as in PyTorch (CompositeImplicitAutograd).
     def select(self, dim: int, index: int) -> "Tensor":
-        return route("select", self, dim, index)
+        return route("select.int", self, dim, index)
 
     def narrow(self, dim: int, start: int, length: int) -> "Tensor":
-        return route("narrow", self, dim, start, length)
+        return route("slice.Tensor", self, *R.narrow_slice(self._shape, dim, start, length))
 
     def squeeze(self, dim=None) -> "Tensor":
-        return route("squeeze", self, dim)
+        if dim is None:
+            return route("squeeze", self)
+        if isinstance(dim, (tuple, list)):
+            return route("squeeze.dims", self, tuple(dim))
+        return route("squeeze.dim", self, dim)
 
     def unsqueeze(self, dim: int) -> "Tensor":
         return route("unsqueeze", self, dim)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
-        return route("flatten", self, start_dim, end_dim)
+        shape = R.flatten_shape(self._shape, start_dim, end_dim)
+        return self if shape is None else self.reshape(shape)
 
     def unflatten(self, dim: int, sizes) -> "Tensor":
-        return route("unflatten", self, dim, sizes)
+        return self.view(R.unflatten_shape(self._shape, dim, sizes))
 
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
         return route("diagonal", self, offset, dim1, dim2)
 
     def unbind(self, dim: int = 0) -> tuple:
-        return route("unbind", self, dim)
+        return route("unbind.int", self, dim)
 
     def split(self, split_size, dim: int = 0) -> tuple:
-        return route("split", self, split_size, dim)
+        if isinstance(split_size, (tuple, list)):
+            return route("split_with_sizes", self, tuple(split_size), dim)
+        return route("split.Tensor", self, split_size, dim)
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
-        return route("chunk", self, chunks, dim)
+        return self.split(R.chunk_split_size(self._shape, chunks, dim), dim)
 
     # --------------------------------------------------------------- indexing
     def __getitem__(self, key: Any) -> "Tensor":
@@ -276,8 +285,9 @@ class Tensor(AutogradMixin, OperatorsMixin):
     def __setitem__(self, key: Any, value: Any) -> None:
         """``t[1:, 0] = value``, and ``t[mask] = value`` with a boolean mask tensor.
 
-        While recording (autograd involved) it is recorded like torch's: ``t[key].copy_(value)``
-        through the view (``CopySlices``), and for a mask ``t.copy_(where(mask, value, t))``.
+        As in torch: the indexed view, then ``fill_`` (a number) or ``copy_`` (a tensor) into it;
+        a mask is ``index_put_``. While recording (autograd involved) a mask is recorded as
+        ``t.copy_(where(mask, value, t))``; the other writes through the view record ``CopySlices``.
         """
         if is_grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
             src = value if isinstance(value, Tensor) else tensor(value, dtype=self.dtype)
@@ -290,26 +300,26 @@ class Tensor(AutogradMixin, OperatorsMixin):
             else:
                 self[key].copy_(src)
             return
-        values = value.to_numpy() if isinstance(value, Tensor) else value
         if isinstance(key, Tensor):
             if key.dtype != bool_:
                 raise TypeError("minikernel tensors index with ints, slices or a boolean mask tensor")
-            self._numpy_view()[key._numpy_view()] = values
-        elif autograd_active((self,)):
-            self._numpy_view()[key] = values
+            values = value if isinstance(value, Tensor) else tensor(value, dtype=self.dtype)
+            route("index_put_", self, (key,), values)
+        elif isinstance(value, Tensor):
+            self[key].copy_(value)
+        elif isinstance(value, (bool, int, float, np.generic)):
+            self[key].fill_(value)
         else:
-            self[key]._numpy_view()[...] = values  # the header comes from your chapter 01 code
-        self._bump_version()
+            self[key].copy_(tensor(value, dtype=self.dtype))
 
     # ----------------------------------------------------- writing in place
+    # aten::copy_, fill_.Scalar, zero_ (``write_ops.py``): the backend writes, ADInplaceOrView bumps the
+    # version, the Autograd kernel records (``autograd/inplace.py``).
     def copy_(self, src: "Tensor") -> "Tensor":
         """Write ``src`` (broadcast to this shape, cast to this dtype) into this tensor's memory."""
         if not isinstance(src, Tensor):
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
-        if autograd_active((self, src)):
-            return autograd().inplace("copy", self, src)
-        self._write(np.broadcast_to(src.to_numpy(), R.broadcast_shape(self._shape, src.shape)))
-        return self
+        return route("copy_", self, src)
 
     def fill_(self, value: Any) -> "Tensor":
         """Every element becomes ``value`` (a number or a one-element tensor)."""
@@ -318,24 +328,10 @@ class Tensor(AutogradMixin, OperatorsMixin):
                 raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                    f"{value.ndim} dimensions.")
             value = value.item()
-        if autograd_active((self,)):
-            return autograd().inplace("fill", self, value)
-        self._write(np.full(self._shape, value, self.dtype))
-        return self
+        return route("fill_.Scalar", self, value)
 
     def zero_(self) -> "Tensor":
-        if autograd_active((self,)):
-            return autograd().inplace("zero", self)
-        self._write(np.zeros(self._shape, self.dtype))
-        return self
-
-    def _write(self, values: np.ndarray) -> None:
-        """Outside autograd: store ``values`` (already of this shape) and bump the version."""
-        if values.shape != self._shape:
-            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
-                               f"{list(values.shape)}")
-        self._numpy_view()[...] = values
-        self._bump_version()
+        return route("zero_", self)
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -378,25 +374,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
         target = dev.device(device)
         if target.type == self.device.type:
             return self
-        if target.type == "cuda":
-            dev.check_cuda()
-        from numba import cuda
-
-        n = self.numel()
-        dense = is_non_overlapping_and_dense(self._shape, self._strides)
-        strides = copy_strides(self._shape, self._strides)  # torch.empty_like's
-        if dense:
-            block = self._storage[self._offset:self._offset + n]  # exactly the elements, same layout
-            host = block if target.type == "cuda" else (block.copy_to_host() if n else np.empty(0, self.dtype))
-        else:
-            source = self if target.type == "cuda" else Tensor(
-                self._storage.copy_to_host(), self._shape, self._strides, self._offset)
-            size = 1 + sum((d - 1) * st for d, st in zip(self._shape, strides)) if n else 0
-            host = np.empty(size, self.dtype)
-            Tensor(host, self._shape, strides, 0)._numpy_view()[...] = source._numpy_view()
-        if target.type == "cuda":
-            return Tensor(cuda.to_device(np.ascontiguousarray(host)), self._shape, strides, 0)
-        return Tensor(host, self._shape, strides, 0)
+        return route("_to_copy", self, device=target)
 
     def cpu(self) -> "Tensor":
         """``self.to("cpu")``."""
@@ -476,19 +454,19 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     return out
 
 
-def _factory(fill: float, sizes: tuple, dtype: Any, requires_grad: bool) -> Tensor:
-    shape = R.check_sizes(_sizes(sizes))
-    dtype = float32 if dtype is None else np.dtype(dtype)
-    out = Tensor(np.full(max(1, math.prod(shape)), fill, dtype), shape, contiguous_strides(shape), 0)
+def _factory(name: str, sizes: tuple, dtype: Any, device: DeviceLike, requires_grad: bool) -> Tensor:
+    """``aten::<name>`` through the dispatcher (BackendSelect picks the device's backend)."""
+    out = route(name, _sizes(sizes), dtype=dtype, device=device)
     out.requires_grad_(requires_grad)
     return out
 
 
-def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """``torch.zeros(*size, dtype=None, requires_grad=False)``: float32 unless ``dtype`` says otherwise."""
-    return _factory(0, size, dtype, requires_grad)
+def zeros(*size: Any, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
+    """``torch.zeros(*size, dtype=None, device=None, requires_grad=False)``: float32 unless ``dtype`` says
+    otherwise, on the CPU unless ``device`` says otherwise."""
+    return _factory("zeros", size, dtype, device, requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """``torch.ones(*size, dtype=None, requires_grad=False)``."""
-    return _factory(1, size, dtype, requires_grad)
+def ones(*size: Any, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
+    """``torch.ones(*size, dtype=None, device=None, requires_grad=False)``."""
+    return _factory("ones", size, dtype, device, requires_grad)

@@ -206,7 +206,8 @@ class AutogradMixin:
         return type(self)(self._storage, self._shape, self._strides, self._offset)
 
     def clone(self):
-        return tensor_backends.autograd().clone(self)
+        """A copy in new memory (``aten::clone``), recorded as ``CloneBackward0`` when autograd is involved."""
+        return tensor_backends.route("clone", self)
 
     def _alias(self):
         """Another Tensor object over the same memory with the same history."""

@@ -12,7 +12,12 @@ highest key first:
   layers below wrote;
 * ``Python`` — a ``DispatchMode`` that is on, if any;
 * ``CPU`` / ``CUDA`` — ``minikernel.ops``: dtype dispatch, checks, your chapter 02 kernel
-  (on the CPU, the numpy reference backend while that kernel is unfinished).
+  (on the CPU, the numpy reference backend while that kernel is unfinished); for the
+  other ops ``ops_reference``, ``view_ops``, ``shape_views``, ``write_ops``
+  (``copy_``, ``fill_``, ``zero_``, ``index_put_``), ``copy_ops`` (``clone``, ``_to_copy``).
+
+A factory (``zeros``, ``ones``, ``full``) has no tensor argument: its ``BackendSelect``
+kernel sends it to the backend of its ``device`` argument (``factory_ops.py``).
 
 The layers sit above the Tensor and import it, so they are plugged in here once,
 when ``minikernel`` is imported (``register``), the way PyTorch's kernels
@@ -35,6 +40,10 @@ class _Paths:
     kernels: Optional[ModuleType] = None    #: minikernel.ops
     reference: Optional[ModuleType] = None  #: minikernel.ops_reference
     views: Optional[ModuleType] = None      #: minikernel.view_ops
+    shapes: Optional[ModuleType] = None     #: minikernel.shape_views
+    writes: Optional[ModuleType] = None     #: minikernel.write_ops
+    copies: Optional[ModuleType] = None     #: minikernel.copy_ops
+    factories: Optional[ModuleType] = None  #: minikernel.factory_ops
     autograd: Optional[ModuleType] = None   #: minikernel.autograd.functions
     backward: Optional[Callable] = None     #: minikernel.autograd.backward
 
@@ -85,25 +94,45 @@ VIEW_OPS = {
     "index": "index(Tensor self, Any indices) -> Tensor",
     "contiguous": "contiguous(Tensor self) -> Tensor",
 }
-#: Views with no chapter 01 exercise: numpy computes them (``autograd/shape_ops.py``) on every path.
+#: Views with no chapter 01 exercise: ``minikernel.shape_views`` at CPU/CUDA (numpy's header),
+#: recorded by ``autograd/shape_ops.py``. Qualified name -> (schema, kernel's name in both modules).
 SHAPE_OPS = {
-    "select": "select(Tensor self, int dim, int index) -> Tensor",
-    "narrow": "narrow(Tensor self, int dim, int start, int length) -> Tensor",
-    "squeeze": "squeeze(Tensor self, Any dim=None) -> Tensor",
-    "unsqueeze": "unsqueeze(Tensor self, int dim) -> Tensor",
-    "flatten": "flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor",
-    "unflatten": "unflatten(Tensor self, int dim, int[] sizes) -> Tensor",
-    "diagonal": "diagonal(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor",
-    "unbind": "unbind(Tensor self, int dim=0) -> Tensor[]",
-    "split": "split(Tensor self, Any split_size, int dim=0) -> Tensor[]",
-    "chunk": "chunk(Tensor self, int chunks, int dim=0) -> Tensor[]",
+    "select.int": ("select.int(Tensor self, int dim, int index) -> Tensor", "select"),
+    "slice.Tensor": ("slice.Tensor(Tensor self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor",
+                     "slice_"),
+    "squeeze": ("squeeze(Tensor self) -> Tensor", "squeeze"),
+    "squeeze.dim": ("squeeze.dim(Tensor self, int dim) -> Tensor", "squeeze_dim"),
+    "squeeze.dims": ("squeeze.dims(Tensor self, int[] dim) -> Tensor", "squeeze_dims"),
+    "unsqueeze": ("unsqueeze(Tensor self, int dim) -> Tensor", "unsqueeze"),
+    "diagonal": ("diagonal(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor", "diagonal"),
+    "unbind.int": ("unbind.int(Tensor self, int dim=0) -> Tensor[]", "unbind"),
+    "split.Tensor": ("split.Tensor(Tensor self, int split_size, int dim=0) -> Tensor[]", "split"),
+    "split_with_sizes": ("split_with_sizes(Tensor self, int[] split_sizes, int dim=0) -> Tensor[]",
+                         "split_with_sizes"),
+}
+#: Writes into ``self`` (``minikernel.write_ops``): the version bump at ADInplaceOrView, recorded by
+#: ``autograd/inplace.py`` (``index_put_``, a boolean mask, only ever runs unrecorded: ``Tensor.__setitem__``
+#: records a masked assignment as ``copy_(where(mask, value, self))``, so it has no Autograd kernel).
+WRITE_OPS = {
+    "copy_": ("copy_(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", "copy"),
+    "fill_.Scalar": ("fill_.Scalar(Tensor self, Scalar value) -> Tensor", "fill"),
+    "zero_": ("zero_(Tensor self) -> Tensor", "zero"),
+    "index_put_": ("index_put_(Tensor self, Any indices, Tensor values, bool accumulate=False) -> Tensor", None),
+}
+#: Factories (``minikernel.factory_ops``): no tensor argument, so BackendSelect picks the backend from ``device``.
+FACTORY_OPS = {
+    "zeros": "zeros(int[] size, *, Any dtype=None, Any device=None) -> Tensor",
+    "ones": "ones(int[] size, *, Any dtype=None, Any device=None) -> Tensor",
+    "full": "full(int[] size, Scalar fill_value, *, Any dtype=None, Any device=None) -> Tensor",
 }
 
 
-def register(kernels: ModuleType, reference: ModuleType, views: ModuleType, autograd: ModuleType,
+def register(kernels: ModuleType, reference: ModuleType, views: ModuleType, shapes: ModuleType,
+             writes: ModuleType, copies: ModuleType, factories: ModuleType, autograd: ModuleType,
              backward: Callable) -> None:
     """Plug in the layers and register every operator's kernels (called once by ``minikernel/__init__.py``)."""
     _PATHS.kernels, _PATHS.reference, _PATHS.views = kernels, reference, views
+    _PATHS.shapes, _PATHS.writes, _PATHS.copies, _PATHS.factories = shapes, writes, copies, factories
     _PATHS.autograd, _PATHS.backward = autograd, backward
     if not dispatch.registry.has("aten::add"):
         _register_operators()
@@ -136,9 +165,9 @@ def autograd_active(args: tuple) -> bool:
     return backward_running() or any(getattr(a, "requires_grad", False) is True for a in args)
 
 
-def route(name: str, *args: Any) -> Any:
+def route(name: str, *args: Any, **kwargs: Any) -> Any:
     """Call the operator ``aten::<name>`` through the dispatcher."""
-    return dispatch.registry.get(name)(*args)
+    return dispatch.registry.get(name)(*args, **kwargs)
 
 
 # ----------------------------------------------------------------- kernels
@@ -158,9 +187,9 @@ def _autograd_kernel(name: str, fn: Callable) -> Callable:
 def _backend(name: str, fn: Callable) -> Callable:
     """The CPU/CUDA key's kernel: ``minikernel.ops`` with the numpy reference backend allowed to
     stand in for an unfinished chapter 02 kernel (``kernels/launch.py``: ``reference_fallback``)."""
-    def backend(*args):
+    def backend(*args, **kwargs):
         with launch.reference_fallback():
-            return fn(*args)
+            return fn(*args, **kwargs)
 
     backend.__qualname__ = name
     return backend
@@ -179,15 +208,29 @@ def _bump_version(name: str) -> Callable:
     return inplace_or_view
 
 
+def _backend_select(name: str) -> Callable:
+    """BackendSelect for a factory (no tensor argument): redispatch to the ``device`` argument's backend."""
+    op = dispatch.registry.get(name)
+
+    def backend_select(keys, *args, **kwargs):
+        return dispatch.redispatch(op, _PATHS.factories.backend_keys(keys, kwargs.get("device")), *args, **kwargs)
+
+    backend_select.__qualname__ = "BackendSelect: the device argument's backend"
+    return backend_select
+
+
 def _define(schema: str, backend_name: str, backend: Callable, autograd_fn: Optional[Callable] = None,
-            bumps_version: bool = False) -> None:
+            bumps_version: bool = False, factory: bool = False) -> None:
     """Declare ``aten::<schema>``: ``backend`` at CPU and CUDA, ``autograd_fn`` (records when autograd
-    is involved, else redispatches) at Autograd, and a version bump at ADInplaceOrView for in-place ops."""
+    is involved, else redispatches) at Autograd, a version bump at ADInplaceOrView for in-place ops,
+    and for a factory the BackendSelect kernel."""
     reg = dispatch.registry
     op = reg.define(schema)
     for key in (K.CPU, K.CUDA):
         reg.impl(op, key, _backend(backend_name, backend))
     name = schema.split("(", 1)[0]  # "add_", as the kernels' names say it (not "aten::add_")
+    if factory:
+        reg.impl(op, K.BackendSelect, _backend_select(name), with_keys=True)
     if bumps_version:
         reg.impl(op, K.ADInplaceOrView, _bump_version(name), with_keys=True)
     if autograd_fn is not None:
@@ -215,10 +258,23 @@ def _register_operators() -> None:
     for name, schema in VIEW_OPS.items():
         _define(schema, f"view_ops.{name}", lambda *a, _n=name: getattr(_PATHS.views, _n)(*a),
                 lambda *a, _n=name: _autograd_view(_n, *a))
-    for name, schema in SHAPE_OPS.items():
-        # numpy's view is the one implementation, in the autograd layer; below Autograd it records nothing
-        _define(schema, f"autograd.functions.{name}", lambda *a, _n=name: getattr(autograd(), _n)(*a),
-                lambda *a, _n=name: getattr(autograd(), _n)(*a))
+    for schema, fn in SHAPE_OPS.values():
+        _define(schema, f"shape_views.{fn}", lambda *a, _f=fn: getattr(_PATHS.shapes, _f)(*a),
+                lambda *a, _f=fn: getattr(autograd(), _f)(*a))
+    for name, (schema, kind) in WRITE_OPS.items():
+        fn = name.split(".")[0]
+        _define(schema, f"write_ops.{fn}", lambda *a, _f=fn: getattr(_PATHS.writes, _f)(*a),
+                None if kind is None else lambda *a, _k=kind: autograd().inplace(_k, *a), bumps_version=True)
+    _define("clone(Tensor self) -> Tensor", "copy_ops.clone", lambda x: _PATHS.copies.clone(x),
+            lambda x: autograd().clone(x))
+    # not recorded (minikernel's autograd runs on the CPU): the Autograd key falls through
+    _define("_to_copy(Tensor self, *, Any device=None) -> Tensor", "copy_ops._to_copy",
+            lambda x, **kw: _PATHS.copies._to_copy(x, **kw))
+    _define("as_strided(Tensor self, int[] size, int[] stride, int? storage_offset=None) -> Tensor",
+            "Tensor._with", lambda x, size, stride, offset=None: x._with(size, stride, offset))
+    for name, schema in FACTORY_OPS.items():
+        _define(schema, f"factory_ops.{name}", lambda *a, _n=name, **kw: getattr(_PATHS.factories, _n)(*a, **kw),
+                factory=True)
 
 
 def _autograd_view(name: str, x, *args):

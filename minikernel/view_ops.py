@@ -7,7 +7,7 @@ with your chapter 01 code (``infer_size``/``view_strides``, ``permute_strides``,
 view Functions call the same kernels through the dispatcher, so there is one path.
 
 Inside the dispatcher, while the exercise a kernel needs is still its stub, numpy
-computes the same header instead (``_numpy_header``: numpy's views follow torch's
+computes the same header instead (``numpy_header``: numpy's views follow torch's
 rules), so later chapters run whether or not chapter 01 is finished; chapter 01 and
 its exercise tests switch that off (``launch.set_reference_fallback``). The shape
 checks and their messages are ``shape_rules.py``'s on every path.
@@ -29,7 +29,7 @@ def _stand_in(*exercises: Callable) -> bool:
     return launch.stand_in_allowed() and any(jit.stub_error(fn) is not None for fn in exercises)
 
 
-def _numpy_header(x: Tensor, fn: Callable[[np.ndarray], np.ndarray]) -> Tensor:
+def numpy_header(x: Tensor, fn: Callable[[np.ndarray], np.ndarray]) -> Tensor:
     """``x`` viewed through numpy's ``fn``: computed on a header over one element (no data is
     read), so it works for a tensor on any device."""
     item = x.dtype.itemsize
@@ -45,7 +45,7 @@ def view(x: Tensor, shape: Sequence[int]) -> Tensor:
     shape = R.infer_shape(tuple(shape), x.numel())
     if _stand_in(S.infer_size, S.view_strides):
         try:
-            return _numpy_header(x, lambda a: np.reshape(a, shape, copy=False))
+            return numpy_header(x, lambda a: np.reshape(a, shape, copy=False))
         except ValueError:
             raise RuntimeError(R.VIEW_NOT_POSSIBLE) from None
     new_shape = S.infer_size(shape, x.numel())
@@ -68,7 +68,7 @@ def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
 def permute(x: Tensor, dims: Sequence[int]) -> Tensor:
     dims = R.check_permute(tuple(dims), x.ndim)
     if _stand_in(S.permute_strides):
-        return _numpy_header(x, lambda a: np.transpose(a, dims))
+        return numpy_header(x, lambda a: np.transpose(a, dims))
     shape, strides = S.permute_strides(x.shape, x.stride(), dims)
     return x._with(shape, strides)
 
@@ -91,7 +91,7 @@ def t(x: Tensor) -> Tensor:
 def expand(x: Tensor, sizes: Sequence[int]) -> Tensor:
     shape = R.expand_shape(x.shape, tuple(sizes), x.type())  # torch's errors; -1 resolved
     if _stand_in(S.expand_strides):
-        return _numpy_header(x, lambda a: np.broadcast_to(a, shape))
+        return numpy_header(x, lambda a: np.broadcast_to(a, shape))
     return x._with(shape, S.expand_strides(x.shape, x.stride(), tuple(sizes)))
 
 
@@ -118,7 +118,7 @@ def index(x: Tensor, key: tuple) -> Tensor:
             raise TypeError(f"minikernel tensors index with ints and slices only, got {type(k).__name__} "
                             "(e.g. t[1], t[:, 2:5], t[::2])")
     if _stand_in(S.index_to_position):
-        return _numpy_header(x, lambda a: a[(*key, Ellipsis)])  # the Ellipsis keeps a 0-d result a view
+        return numpy_header(x, lambda a: a[(*key, Ellipsis)])  # the Ellipsis keeps a 0-d result a view
     shape += x.shape[len(key):]
     strides += x.stride()[len(key):]
     return x._with(shape, strides, S.index_to_position(starts, x.stride()[:len(key)], x.storage_offset()))

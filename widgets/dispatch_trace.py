@@ -77,12 +77,13 @@ def _priority(keys: set[str]) -> list[str]:
     return list(reversed(_names(ks))) if ks is not None else []
 
 
-def minikernel_path(call: Callable[[], object]) -> tuple[list[Row], Optional[str]]:
-    """Run ``call`` under ``minikernel.dispatch.trace``: its steps, and the exercise it waits for, if any."""
+def minikernel_path(call: Callable[..., object], args: tuple = ()) -> tuple[list[Row], Optional[str]]:
+    """Run ``call(*args)`` under ``minikernel.dispatch.trace``: its steps, and the exercise it waits for,
+    if any. Make the tensors in ``args`` before: a factory call goes through the dispatcher too."""
     waiting = None
     with D.trace() as steps:
         try:
-            call()
+            call(*args)
         except NotImplementedError as err:
             waiting = stub_id_in(err)
     return [Row(s.key, s.how, s.kernel) for s in steps], waiting
@@ -93,7 +94,8 @@ class Scenario:
     text: str
     torch_op: str
     torch_args: Callable[[], tuple]
-    mk_call: Callable[[], object]
+    mk_args: Callable[[], tuple]
+    mk_call: Callable[..., object]
     context: Callable[[], list] = lambda: []
 
 
@@ -111,15 +113,17 @@ class _Quiet(torch.utils._python_dispatch.TorchDispatchMode):
 
 
 SCENARIOS: dict[str, Scenario] = {
-    "a + b": Scenario("a + b", "aten::add.Tensor", lambda: (_t(), _t()), lambda: _m() + _m()),
+    "a + b": Scenario("a + b", "aten::add.Tensor", lambda: (_t(), _t()), lambda: (_m(), _m()),
+                      lambda a, b: a + b),
     "a + b, a requires grad": Scenario("a + b", "aten::add.Tensor", lambda: (_t(True), _t()),
-                                       lambda: _m(True) + _m()),
-    "a.mul_(b)": Scenario("a.mul_(b)", "aten::mul_.Tensor", lambda: (_t(), _t()), lambda: _m().mul_(_m())),
+                                       lambda: (_m(True), _m()), lambda a, b: a + b),
+    "a.mul_(b)": Scenario("a.mul_(b)", "aten::mul_.Tensor", lambda: (_t(), _t()), lambda: (_m(), _m()),
+                          lambda a, b: a.mul_(b)),
     "a @ b under a dispatch mode": Scenario(
-        "a @ b", "aten::mm", lambda: (_t(), _t()), lambda: _m() @ _m(),
+        "a @ b", "aten::mm", lambda: (_t(), _t()), lambda: (_m(), _m()), lambda a, b: a @ b,
         context=lambda: [_Quiet(), D.DispatchMode()]),
     "a @ b under autocast": Scenario(
-        "a @ b", "aten::mm", lambda: (_t(), _t()), lambda: _m() @ _m(),
+        "a @ b", "aten::mm", lambda: (_t(), _t()), lambda: (_m(), _m()), lambda a, b: a @ b,
         context=lambda: [torch.autocast("cpu"), D.include_keys(D.DispatchKey.Autocast)]),
 }
 
@@ -127,11 +131,12 @@ SCENARIOS: dict[str, Scenario] = {
 def paths(name: str) -> tuple[list[Row], list[Row], Optional[str]]:
     """(torch's rows, minikernel's rows, the exercise minikernel waits for) of one scenario."""
     s = SCENARIOS[name]
+    args = s.mk_args()
     with ExitStack() as stack:
         for ctx in s.context():
             stack.enter_context(ctx)
         theirs = torch_path(s.torch_op, *s.torch_args())
-        ours, waiting = minikernel_path(s.mk_call)
+        ours, waiting = minikernel_path(s.mk_call, args)
     return theirs, ours, waiting
 
 

@@ -58,15 +58,15 @@ from .pointwise import (  # noqa: F401
 )
 from .reductions import Amax, Max, MaxDim, MaxResult, Mean, MeanDim, Prod, Sum, SumDim, amax, max, mean, prod, sum  # noqa: F401
 from .shape_ops import (  # noqa: F401
-    chunk,
     diagonal,
-    flatten,
-    narrow,
     select,
+    slice_,
     split,
+    split_with_sizes,
     squeeze,
+    squeeze_dim,
+    squeeze_dims,
     unbind,
-    unflatten,
     unsqueeze,
 )
 from .values import ones, ones_like, zeros, zeros_like  # noqa: F401

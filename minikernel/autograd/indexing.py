@@ -15,7 +15,7 @@ from ..shape_rules import ZERO_DIM_INDEX
 from ..tensor import Tensor, bool_
 from . import values as V
 from .function import Function
-from .shape_ops import _view
+from .shape_ops import view_node
 
 _np = V.array
 
@@ -118,7 +118,8 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     _check_bounds(x, nkey)
     if any(_is_advanced(k) or isinstance(k, np.ndarray) for k in nkey):
         return AdvancedIndex.apply(x, nkey)
-    return _view(x, _node_name(nkey), lambda a: a[(*nkey, Ellipsis) if Ellipsis not in nkey else nkey])
+    basic = (*nkey, Ellipsis) if Ellipsis not in nkey else nkey
+    return view_node(x, _node_name(nkey), lambda t: V.view_of(t, _np(t)[basic]))
 
 
 def _node_name(key: tuple) -> str:

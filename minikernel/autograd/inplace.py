@@ -1,7 +1,7 @@
 """In-place operations on the autograd path: ``x.mul_(2)``, ``x += y`` when autograd is involved.
 
-The new values are computed out of place, written into ``x``'s memory, and ``x``'s
-version counter is bumped; while recording, ``x`` takes the new node as its
+The new values are computed out of place and written into ``x``'s memory with
+``aten::copy_`` (whose ADInplaceOrView kernel bumps ``x``'s version counter); while recording, ``x`` takes the new node as its
 ``grad_fn`` (PyTorch "rebases" its history), so anything that saved the old ``x``
 for backward finds its version changed and refuses to run. An op that saves its
 result (``exp_``, ``relu_``, ``sigmoid_``, ``tanh_``) saves ``x`` itself, at its new
@@ -14,8 +14,6 @@ of that base) then reaches the graph through the base.
 from __future__ import annotations
 
 from typing import Optional, Union
-
-import numpy as np
 
 from ..ops import check_out
 from ..tensor import Tensor
@@ -42,7 +40,9 @@ class CopyFrom(Function):
         if len(src.shape) > len(x.shape) or any(s not in (1, n) for s, n in zip(src.shape[::-1], x.shape[::-1])):
             raise RuntimeError(f"output with shape {list(x.shape)} doesn't match the broadcast shape "
                                f"{list(V.broadcast_shape(x.shape, src.shape))}")
-        return V.wrap(np.broadcast_to(V.array(src), x.shape), x.dtype)
+        out = V.zeros(x.shape, dtype=x.dtype)
+        V.compute("copy_", out, src)  # broadcast, cast to x's dtype
+        return out
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -62,7 +62,7 @@ class Fill(Function):
 
     @staticmethod
     def forward(ctx, x: Tensor, value) -> Tensor:
-        return V.wrap(np.full(x.shape, value, x.dtype))
+        return V.full(x.shape, value, x.dtype)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -99,8 +99,7 @@ def inplace(name: str, x: Tensor, other: Optional[Operand] = None) -> Tensor:
     source = _original(x) if recording else x
     result = _INPLACE[name](*((source,) if other is None else (source, other)))
     check_out(f"{name}_", x, result.shape, result.dtype, "cpu", [source], inplace=True)  # torch's refusals
-    np.copyto(V.array(x), V.array(result), casting="unsafe")
-    x._bump_version()
+    V.write(x, result)  # aten::copy_: the backend writes, ADInplaceOrView bumps x's version once
     if recording and result.grad_fn is not None:
         rebase_history(x, result, result.grad_fn)
     return x
@@ -110,7 +109,7 @@ def _original(x: Tensor) -> Tensor:
     """``x``'s values before the op, in memory of their own, with ``x``'s history: what the op's
     backward may save (torch saves ``original_self`` too), so that writing into ``x`` next
     doesn't invalidate it."""
-    copy = V.wrap(V.array(x))
+    copy = V.compute("clone", x)
     copy._requires_grad, copy.grad_fn, copy._output_nr = x._requires_grad, x.grad_fn, x._output_nr
     copy._accumulator = x._grad_accumulator() if x.requires_grad and x.grad_fn is None else None
     return copy

@@ -7,9 +7,11 @@ so it reaches the CPU backend — your chapter 02 kernel, or the numpy reference
 backend while that kernel is unfinished (``kernels/reference.py``). One compute
 path per op, one set of shape errors.
 
-The other helpers turn numpy arrays into Tensors (a fresh contiguous storage, or
-a header over an existing storage for views), for the few formulas that still
-work on numpy arrays (view bookkeeping, ``prod``'s backward).
+The factories (``zeros``, ``ones``, ``full``) and ``write`` (an in-place op's result
+stored with ``aten::copy_``) go through the dispatcher too. The other helpers turn
+numpy arrays into Tensors (a fresh contiguous storage, or a header over an existing
+storage for views), for the few formulas that still work on numpy arrays
+(advanced indexing, ``prod``'s backward).
 """
 from __future__ import annotations
 
@@ -27,10 +29,10 @@ from ..tensor import _TORCH_NAMES, Tensor, _sizes
 Operand = Union[Tensor, int, float]
 
 
-def compute(name: str, *args) -> Tensor:
+def compute(name: str, *args, **kwargs) -> Tensor:
     """``aten::<name>(*args)`` on the backend: the dispatcher below Autograd and ADInplaceOrView."""
     with dispatch.exclude_keys(DispatchKey.Autograd, DispatchKey.ADInplaceOrView):
-        return dispatch.registry.get(name)(*args)
+        return dispatch.registry.get(name)(*args, **kwargs)
 
 
 def array(t: Tensor) -> np.ndarray:
@@ -90,17 +92,28 @@ def stand_in(shape: Sequence[int], dtype: np.dtype) -> Tensor:
 
 
 def zeros_like(x: Tensor) -> Tensor:
-    return wrap(np.zeros(x.shape, x.dtype))
+    return zeros(x.shape, dtype=x.dtype)
 
 
 def ones_like(x: Tensor) -> Tensor:
-    return wrap(np.ones(x.shape, x.dtype))
+    return ones(x.shape, dtype=x.dtype)
 
 
 def zeros(*shape: int, dtype=np.float32) -> Tensor:
-    """``zeros(2, 3)`` or ``zeros((2, 3))``, like torch."""
-    return wrap(np.zeros(_sizes(shape), dtype))
+    """``zeros(2, 3)`` or ``zeros((2, 3))``, like torch: ``aten::zeros`` on the CPU backend."""
+    return compute("zeros", _sizes(shape), dtype=dtype)
 
 
 def ones(*shape: int, dtype=np.float32) -> Tensor:
-    return wrap(np.ones(_sizes(shape), dtype))
+    return compute("ones", _sizes(shape), dtype=dtype)
+
+
+def full(shape: Sequence[int], value, dtype: np.dtype) -> Tensor:
+    return compute("full", tuple(shape), value, dtype=dtype)
+
+
+def write(x: Tensor, values: Tensor) -> None:
+    """Store ``values`` into ``x``'s memory (cast to its dtype) with ``aten::copy_`` below Autograd:
+    the backend writes, and ADInplaceOrView bumps ``x``'s version once, as for any in-place op."""
+    with dispatch.exclude_keys(DispatchKey.Autograd):
+        dispatch.registry.get("copy_")(x, values)

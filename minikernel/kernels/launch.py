@@ -186,7 +186,7 @@ def reduce_(op: int, identity, out: "Tensor", a: "Tensor", dim: int) -> None:
         return reference.reduce_(op, identity, out, a, dim)
     _check_dims(out, a)
     if a.ndim == 0:  # a 0-d tensor is a 1-element row
-        out, a, dim = out.as_strided((1,), (1,)), a.as_strided((1,), (1,)), 0
+        out, a, dim = out._with((1,), (1,)), a._with((1,), (1,)), 0
     where = out.device.type
     args = (op, identity, out._storage, ints(out.shape, where), ints(out.stride(), where), out.storage_offset(),
             a._storage, ints(a.shape, where), ints(a.stride(), where), a.storage_offset(), dim)

@@ -126,8 +126,9 @@ def test_fallthrough_and_the_trace(scratch_op):
     op = scratch_op("test09::g(Tensor x) -> Tensor")
     D.registry.impl(op, K.CPU, lambda x: x)
     D.registry.impl_fallthrough(op, K.Autograd)
+    x = mk.ones(1)  # outside the trace: a factory call is dispatched too
     with D.trace() as steps:
-        op(mk.ones(1))
+        op(x)
     assert [(s.key, s.how) for s in steps] == [("Autograd", "fallthrough"), ("ADInplaceOrView", "fallthrough"),
                                                ("CPU", "kernel")]
 
