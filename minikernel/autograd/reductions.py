@@ -12,8 +12,9 @@ from .. import ops
 from ..tensor import Tensor, _wrap_dim
 from . import derivatives as D, values as V
 from .function import Function
-from .pointwise import div, eq, mul
-from .views import expand, reshape
+from .grad_mode import is_grad_enabled
+from .pointwise import div, eq, mul, where
+from .views import expand, permute, reshape
 
 _np = V.array
 
@@ -147,35 +148,76 @@ def max(x: Tensor, dim: Optional[int] = None, keepdim: bool = False):  # noqa: A
 
 
 class Prod(Function):
-    """``x.prod()`` / ``x.prod(dim, keepdim)``. The gradient of element i is the product of the
-    *others* (prefix times suffix products), which stays right when some elements are 0 —
-    ``grad * result / x`` would give nan there (torch's ``prod_backward`` handles zeros too)."""
+    """``x.prod()`` / ``x.prod(dim, keepdim)``. The gradient of element i is ``grad`` times the
+    product of the *other* elements of its group: ``result / x_i`` when the input has no 0
+    (``grad * result / x`` would give nan at a 0); with zeros, the product of the others is
+    computed as such (torch's ``prod_backward`` handles zeros too): by running products when
+    nothing records the backward, else from differentiable operations, so that
+    ``create_graph=True`` gives right second derivatives."""
 
     _torch_name = "ProdBackward0"
 
     @staticmethod
     def forward(ctx, x: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
-        ctx.shape, ctx.keepdim = x.shape, keepdim
-        ctx.dim = None if dim is None else _wrap_dim(dim, builtins.max(x.ndim, 1))
-        ctx.save_for_backward(x)
-        return V.compute("prod", x, dim, keepdim)
+        ctx.keepdim = keepdim
+        ctx.dims = tuple(range(x.ndim)) if dim is None else (_wrap_dim(dim, builtins.max(x.ndim, 1)),)
+        result = V.compute("prod", x, dim, keepdim)
+        ctx.save_for_backward(x, result)
+        return result
 
     @staticmethod
     def backward(ctx, grad: Tensor):
-        (x,) = ctx.saved_tensors
-        data = _np(x).astype(np.float64) if x.ndim else _np(x).reshape(1).astype(np.float64)
-        axis = None if ctx.dim is None else ctx.dim
-        flat = data.reshape(-1) if axis is None else np.moveaxis(data, axis, -1)
-        ones = np.ones_like(flat[..., :1])
-        before = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), -1)
-        after = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], -1), -1), -1)
-        others = before * after
-        others = others.reshape(data.shape) if axis is None else np.moveaxis(others, -1, axis)
-        g = _np(grad)
-        if axis is not None and not ctx.keepdim and x.ndim:
-            g = np.expand_dims(g, axis)
-        values = (others * g).reshape(ctx.shape) if x.ndim else (others * g).reshape(())
-        return V.wrap(values, x.dtype), None, None
+        x, result = ctx.saved_tensors
+        if x.ndim == 0:
+            return grad, None, None
+        shape = tuple(x.shape)
+        g = _unsqueeze_to(grad, shape, ctx.dims, ctx.keepdim)
+        if not bool(_np(eq(x, 0.0)).any()):
+            return mul(g, div(_unsqueeze_to(result, shape, ctx.dims, ctx.keepdim), x)), None, None
+        if not is_grad_enabled():  # nothing records this backward: prefix and suffix products, O(n)
+            return mul(g, V.wrap(_others_by_scans(_np(x), ctx.dims), x.dtype)), None, None
+        return mul(g, _product_of_others(x, ctx.dims)), None, None
+
+
+#: Most elements ``_product_of_others`` may build (each group of n elements takes n * n).
+OTHERS_LIMIT = 1 << 24
+
+
+def _others_by_scans(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+    """The product of the others for each element, as values: the product of the elements
+    before it times the product of those after it (two running products, what torch's
+    ``prod_backward`` computes with ``cumprod``); exact with zeros."""
+    kept = [d for d in range(x.ndim) if d not in dims]
+    moved = np.transpose(x, [*kept, *dims]).astype(np.float64)
+    flat = moved.reshape(*moved.shape[:len(kept)], -1)
+    ones = np.ones_like(flat[..., :1])
+    before = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), -1)
+    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], -1), -1), -1)
+    return np.transpose((before * after).reshape(moved.shape), np.argsort([*kept, *dims]))
+
+
+def _product_of_others(x: Tensor, dims: tuple[int, ...]) -> Tensor:
+    """For each element, the product of the other elements of its group (the elements
+    that share its position outside ``dims``), exact when some of them are 0, recorded
+    (``create_graph=True``: its own derivative at two zeros is the product of the rest).
+
+    The group is moved to the last axis and repeated n times (row i of an n x n block
+    holds the group with its i-th element replaced by 1), then multiplied along the
+    last axis: n * n values per group, all through differentiable operations."""
+    kept = [d for d in range(x.ndim) if d not in dims]
+    moved = permute(x, [*kept, *dims])  # the reduced dims last, in order
+    outer = tuple(x.shape[d] for d in kept)
+    n = int(np.prod([x.shape[d] for d in dims]))
+    if n * n * int(np.prod(outer)) > OTHERS_LIMIT:
+        raise RuntimeError(f"prod backward: the input has zeros and groups of {n} elements; the product of the "
+                           f"others would take {n} x {n} values per group (over {OTHERS_LIMIT} in all). Compute "
+                           f"the product on smaller groups (prod over one dim at a time), or without zeros")
+    rows = expand(reshape(moved, (*outer, 1, n)), (*outer, n, n))
+    own = V.wrap(np.eye(n, dtype=bool))  # row i, column i: the element itself
+    others = prod(where(own, 1.0, rows), -1)  # (*outer, n)
+    back = reshape(others, (*outer, *(x.shape[d] for d in dims)))
+    inverse = np.argsort([*kept, *dims])
+    return permute(back, [int(i) for i in inverse])
 
 
 class ProdDim(Prod):

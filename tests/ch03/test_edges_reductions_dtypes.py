@@ -1,7 +1,8 @@
-"""Chapter 03 edge cases: ``amax`` under autograd, and gradients of mixed-dtype operations.
+"""Chapter 03 edge cases: ``amax`` and ``prod`` under autograd, and gradients of mixed-dtype operations.
 
 * ``amax`` over any dims shares each gradient evenly between the elements that tie for
   the maximum (torch's ``AmaxBackward0``); the values below tie on purpose.
+* ``prod``'s backward is differentiable again (second derivatives), zeros or not.
 * An operation on float32 and float64 computes in float64, but each input's gradient
   has the input's own dtype: torch's engine converts a gradient to the dtype of the
   tensor it flows to (``validate_outputs``).
@@ -74,3 +75,27 @@ def test_the_dtype_conversion_of_a_gradient_is_recorded_under_create_graph():
         ga.sum().backward()
         results.append(b.grad if lib is torch else b.grad.to_torch())
     torch.testing.assert_close(results[1], results[0])
+
+
+PROD_CASES = {"no_zero": [[1.5, 2.0, -3.0], [0.5, 4.0, 2.0]],
+              "one_zero": [[1.5, 0.0, -3.0], [0.5, 4.0, 2.0]],
+              "two_zeros": [[0.0, 0.0, -3.0], [0.5, 0.0, 2.0]],
+              "three_zeros": [[0.0, 0.0, 0.0], [0.5, 0.0, 2.0]]}
+
+
+@pytest.mark.exercise("3.7")  # autograd.grad
+@pytest.mark.parametrize("values", list(PROD_CASES))
+@pytest.mark.parametrize("dim", [None, 0, 1, -1])
+def test_prod_second_derivatives_like_torch_with_and_without_zeros(values, dim):
+    # The first derivative of prod is a product of the others; its own derivative at two
+    # zeros is the product of the rest, not 0: a backward computed outside autograd loses it.
+    results = []
+    for lib, wrap in ((torch, lambda t: t.clone()), (minikernel, Tensor.from_torch)):
+        x = wrap(torch.tensor(PROD_CASES[values], dtype=torch.float64)).requires_grad_()
+        out = x.prod() if dim is None else x.prod(dim)
+        (first,) = lib.autograd.grad((out * out).sum() if dim is not None else out, [x], create_graph=True)
+        (second,) = lib.autograd.grad((first * first).sum(), [x])
+        results.append([t if lib is torch else t.to_torch() for t in (first.detach(), second)])
+    (t1, t2), (m1, m2) = results
+    torch.testing.assert_close(m1, t1, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(m2, t2, rtol=1e-12, atol=1e-12)
