@@ -97,3 +97,16 @@ def prod(a: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:
     reference.apply(lambda x: np.prod(x.reshape(1) if x.ndim == 0 else x, axis=d, keepdims=keepdim and a.ndim > 0,
                                       dtype=dtype).reshape(shape), out, a)
     return out
+
+
+def index_tensor(a: Tensor, indices: tuple) -> Tensor:
+    """``a[indices]`` with integer tensors or boolean masks among ``indices`` (checked by the
+    caller): a copy of the picked elements, numpy's rules for where their dims go. Matches
+    ``torch.ops.aten.index.Tensor`` as ``Tensor.__getitem__`` uses it."""
+    _check_operand(a, "index")
+    device_of("index", a)
+    key = tuple(k.to_numpy() if isinstance(k, Tensor) else k for k in indices)
+    picked = np.ascontiguousarray(a.to_numpy()[key])
+    out = empty(picked.shape, layout.contiguous_strides(picked.shape), a.dtype, "cpu")
+    out._numpy_view()[...] = picked
+    return out

@@ -65,6 +65,11 @@ def _squeezed(x: Tensor, dims: tuple[int, ...]) -> Tensor:
     return numpy_header(x, lambda a: np.squeeze(a, axis=dims) if dims else a[...])
 
 
+def alias(x: Tensor) -> Tensor:
+    """A new header over the same memory, same shape and strides (``x[...]``, ``x[:]``)."""
+    return numpy_header(x, lambda a: a)
+
+
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """A new size-1 dim at position ``dim`` (which may be ``x.ndim``)."""
     dim = R.unsqueeze_dim(dim, x.ndim)

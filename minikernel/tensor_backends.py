@@ -81,6 +81,7 @@ REFERENCE_OPS = {
     "ge": "ge(Tensor self, Tensor other) -> Tensor",
     "le": "le(Tensor self, Tensor other) -> Tensor",
     "eq": "eq(Tensor self, Tensor other) -> Tensor",
+    "index_tensor": "index.Tensor(Tensor self, Any indices) -> Tensor",
 }
 NOT_DIFFERENTIABLE = ("gt", "lt", "ge", "le", "eq")
 #: Views and the contiguous copy: ``minikernel.view_ops`` at CPU/CUDA (your chapter 01 code).
@@ -104,6 +105,7 @@ SHAPE_OPS = {
     "squeeze.dim": ("squeeze.dim(Tensor self, int dim) -> Tensor", "squeeze_dim"),
     "squeeze.dims": ("squeeze.dims(Tensor self, int[] dim) -> Tensor", "squeeze_dims"),
     "unsqueeze": ("unsqueeze(Tensor self, int dim) -> Tensor", "unsqueeze"),
+    "alias": ("alias(Tensor self) -> Tensor", "alias"),
     "diagonal": ("diagonal(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor", "diagonal"),
     "unbind.int": ("unbind.int(Tensor self, int dim=0) -> Tensor[]", "unbind"),
     "split.Tensor": ("split.Tensor(Tensor self, int split_size, int dim=0) -> Tensor[]", "split"),

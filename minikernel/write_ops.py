@@ -40,11 +40,19 @@ def zero_(self: Tensor) -> Tensor:
     return _store(self, np.zeros(self.shape, self.dtype))
 
 
+def _key(indices: tuple) -> tuple:
+    """The index as numpy takes it: tensors become arrays (a boolean mask stays boolean)."""
+    return tuple(k.to_numpy() if isinstance(k, Tensor) else k for k in indices)
+
+
 def index_put_(self: Tensor, indices: tuple, values: Tensor, accumulate: bool = False) -> Tensor:
-    """``self[mask] = values`` for one boolean mask (``indices == (mask,)``). Matches
-    ``Tensor.index_put_((mask,), values)``; ``accumulate`` is not supported."""
+    """``self[indices] = values`` (``accumulate``: ``self[indices] += values``, where an index
+    named twice adds twice). ``indices`` is a tuple of ints, slices, ``None``, ``...``, integer
+    tensors and boolean masks, checked by the caller. Matches ``Tensor.index_put_``."""
+    key, given = _key(indices), values.to_numpy()
+    target = self._numpy_view()
     if accumulate:
-        raise NotImplementedError("minikernel's index_put_ writes (accumulate=False) only")
-    (mask,) = indices
-    self._numpy_view()[mask._numpy_view()] = values.to_numpy()
+        np.add.at(target, key, given)
+    else:
+        target[key] = given
     return self

@@ -18,7 +18,7 @@ the Tensor operators when a tensor requires grad: ``a * b``.
 from __future__ import annotations
 
 from .api import backward  # noqa: F401 - Tensor.backward's entry (tensor_backends)
-from .indexing import getitem  # noqa: F401
+from .indexing import AdvancedIndex, getitem  # noqa: F401
 from .inplace import inplace  # noqa: F401
 from .linalg import Dot, Matmul, Mm, matmul  # noqa: F401
 from .pointwise import (  # noqa: F401
@@ -58,6 +58,7 @@ from .pointwise import (  # noqa: F401
 )
 from .reductions import Amax, Max, MaxDim, MaxResult, Mean, MeanDim, Prod, Sum, SumDim, amax, max, mean, prod, sum  # noqa: F401
 from .shape_ops import (  # noqa: F401
+    alias,
     diagonal,
     select,
     slice_,
@@ -86,3 +87,8 @@ from .views import (  # noqa: F401
     transpose,
     view,
 )
+
+
+def index_tensor(x, indices: tuple):
+    """``aten::index.Tensor``'s Autograd kernel: ``x[indices]`` with integer tensors or masks, recorded."""
+    return AdvancedIndex.apply(x, indices)

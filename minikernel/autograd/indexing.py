@@ -15,13 +15,8 @@ from ..shape_rules import ZERO_DIM_INDEX
 from ..tensor import Tensor, bool_
 from . import values as V
 from .function import Function
-from .shape_ops import view_node
 
 _np = V.array
-
-
-def _is_advanced(k: Any) -> bool:
-    return isinstance(k, (Tensor, list, np.ndarray)) and not isinstance(k, bool)
 
 
 def _numpy_key(x: Tensor, key: tuple) -> tuple:
@@ -85,7 +80,7 @@ class AdvancedIndex(Function):
     @staticmethod
     def forward(ctx, x: Tensor, key: tuple) -> Tensor:
         ctx.shape, ctx.key = x.shape, key
-        return V.wrap(_np(x)[key], x.dtype)
+        return V.compute("index.Tensor", x, key)
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -100,9 +95,9 @@ class IndexPutAccumulate(Function):
     @staticmethod
     def forward(ctx, grad: Tensor, shape: tuple, key: tuple) -> Tensor:
         ctx.key = key
-        out = np.zeros(shape, grad.dtype)
-        np.add.at(out, key, _np(grad))
-        return V.wrap(out)
+        out = V.zeros(shape, dtype=grad.dtype)
+        V.compute("index_put_", out, key, grad, True)
+        return out
 
     @staticmethod
     def backward(ctx, grad: Tensor):
@@ -110,26 +105,44 @@ class IndexPutAccumulate(Function):
 
 
 def getitem(x: Tensor, key: Any) -> Tensor:
-    """``x[key]`` on the autograd path (values with numpy, a node when recording)."""
+    """``x[key]`` after torch's checks, as torch computes it (``applySlicing``): the ints, ``None``s
+    and slices are applied left to right as views (``select.int``, ``unsqueeze``, ``slice.Tensor``;
+    nothing at all is ``alias``), then the integer tensors and masks, if any, pick a copy
+    (``aten::index.Tensor``, numpy's rules among them)."""
     key = key if isinstance(key, tuple) else (key,)
     if any(k is Ellipsis for k in key) and sum(k is Ellipsis for k in key) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     nkey = _numpy_key(x, key)
     _check_bounds(x, nkey)
-    if any(_is_advanced(k) or isinstance(k, np.ndarray) for k in nkey):
-        return AdvancedIndex.apply(x, nkey)
-    basic = (*nkey, Ellipsis) if Ellipsis not in nkey else nkey
-    return view_node(x, _node_name(nkey), lambda t: V.view_of(t, _np(t)[basic]))
-
-
-def _node_name(key: tuple) -> str:
-    """The node torch's indexing records last: it applies the key left to right (an int selects,
-    None unsqueezes, a slice slices), skipping full slices unless there is nothing else."""
-    for k in reversed(key):
+    out, dim, changed, picks = x, 0, False, []
+    for k in _without_ellipsis(nkey, x.ndim):
         if k is None:
-            return "UnsqueezeBackward0"
-        if isinstance(k, (int, np.integer)):
-            return "SelectBackward0"
-        if isinstance(k, slice) and k != slice(None):
-            return "SliceBackward0"
-    return "SliceBackward0" if any(isinstance(k, slice) for k in key) else "AliasBackward0"
+            out, dim, changed = V.call("unsqueeze", out, dim), dim + 1, True
+            picks.append(slice(None))
+        elif isinstance(k, slice):
+            if not _whole(k, out.shape[dim]):
+                out, changed = V.call("slice.Tensor", out, dim, k.start, k.stop, 1 if k.step is None else k.step), True
+            dim += 1
+            picks.append(slice(None))
+        elif isinstance(k, np.ndarray):  # an integer array takes one dim, a mask as many as it has
+            picks.append(k)
+            dim += k.ndim if k.dtype == bool else 1
+        else:
+            out, changed = V.call("select.int", out, dim, int(k)), True
+    if any(isinstance(k, np.ndarray) for k in picks):
+        return V.call("index.Tensor", out, tuple(picks))
+    return out if changed else V.call("alias", x)
+
+
+def _without_ellipsis(key: tuple, ndim: int) -> tuple:
+    """``...`` replaced by the full slices of the dims nothing else names."""
+    if not any(k is Ellipsis for k in key):  # (`in` would compare arrays element-wise)
+        return key
+    named = sum(k.ndim if isinstance(k, np.ndarray) and k.dtype == bool else 1
+                for k in key if k is not None and k is not Ellipsis)
+    at = next(i for i, k in enumerate(key) if k is Ellipsis)
+    return key[:at] + (slice(None),) * (ndim - named) + key[at + 1:]
+
+
+def _whole(k: slice, size: int) -> bool:
+    return k.start in (None, 0) and (k.stop is None or k.stop >= size) and k.step in (None, 1)

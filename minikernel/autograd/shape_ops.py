@@ -120,6 +120,10 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     return _op("unsqueeze", "UnsqueezeBackward0", x, dim)
 
 
+def alias(x: Tensor) -> Tensor:
+    return _op("alias", "AliasBackward0", x)
+
+
 def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     return _op("diagonal", "DiagonalBackward0", x, offset, dim1, dim2)
 

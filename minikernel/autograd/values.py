@@ -35,6 +35,11 @@ def compute(name: str, *args, **kwargs) -> Tensor:
         return dispatch.registry.get(name)(*args, **kwargs)
 
 
+def call(name: str, *args) -> Tensor:
+    """``aten::<name>(*args)`` from the top of the key set: a mode sees it, Autograd records it."""
+    return dispatch.registry.get(name)(*args)
+
+
 def array(t: Tensor) -> np.ndarray:
     """A numpy array over ``t``'s memory (no copy)."""
     if t.is_cuda:

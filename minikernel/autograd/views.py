@@ -97,9 +97,9 @@ class IndexBackward(Function):
     @staticmethod
     def forward(ctx, grad: Tensor, shape: tuple, key) -> Tensor:
         ctx.key = key
-        out = np.zeros(shape, grad.dtype)
-        out[key] = _np(grad)
-        return V.wrap(out)
+        out = V.zeros(shape, dtype=grad.dtype)
+        V.compute("copy_", V.compute("index", out, key), grad)
+        return out
 
     @staticmethod
     def backward(ctx, grad: Tensor):

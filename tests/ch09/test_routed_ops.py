@@ -77,6 +77,10 @@ PROGRAMS = {
     "split(sizes)": lambda lib, x, o: x.split([1, 3], 1),
     "chunk": lambda lib, x, o: x.chunk(2, 0),
     "to(same device)": lambda lib, x, o: x.to("cpu"),
+    "x[None, 0]": lambda lib, x, o: x[None, 0],
+    "x[..., 1]": lambda lib, x, o: x[..., 1],
+    "x[1:, None, ::2]": lambda lib, x, o: x[1:, None, ::2],
+    "x[...]": lambda lib, x, o: x[...],
 }
 
 
@@ -86,6 +90,20 @@ def test_a_logging_mode_sees_the_ops_torchs_mode_sees(name):
     theirs = _seen(program, torch, torch.ones(3, 4), torch.zeros(4))
     ours = _seen(program, mk, mk.ones(3, 4), mk.zeros(4))
     assert ours == theirs
+
+
+@pytest.mark.parametrize("key", ["int tensor", "mask", "tensor and slice"])
+def test_advanced_indexing_is_index_tensor(key):
+    t = torch.arange(12.0).reshape(3, 4)
+    make = {"int tensor": lambda lib, x: lib.tensor([2, 0, 2]),
+            "mask": lambda lib, x: x > 4,
+            "tensor and slice": lambda lib, x: (slice(1, None), lib.tensor([3, 1]))}[key]
+    seen, values = [], []
+    for lib, x in ((torch, t.clone()), (mk, mk.Tensor.from_torch(t.clone()))):
+        index = make(lib, x)
+        seen.append(_seen(lambda lib, x, index=index: values.append(x[index]), lib, x))
+    assert seen[1] == seen[0] and seen[0][-1] == "aten::index.Tensor"  # after the slice, in its case
+    assert values[1].tolist() == values[0].tolist()
 
 
 def test_a_masked_assignment_is_index_put_():
