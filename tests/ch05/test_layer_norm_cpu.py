@@ -101,7 +101,17 @@ def test_backward_matches_native_layer_norm_backward(case):
     mean, rstd, expected = _torch_backward(dy, x, shape, w, b)
     got = native_layer_norm_backward(mk(dy), mk(x), shape, mk(mean), mk(rstd), mk(w), mk(b))
     n, rows = math.prod(shape), x.numel() // max(math.prod(shape), 1)
-    assert_close(got[0], expected[0], n)
+    if x.dtype == torch.float32 and x.numel():
+        # dx = rstd/n (n g - Σg - x̂ Σ(g x̂)), g = dy·w: x̂'s rounding (x's rounding times rstd,
+        # up to 316 for a row of equal values, see dw below) enters through x̂ Σ(g x̂), which
+        # changes dx by up to 2 rstd · noise · |g| · (|x̂| + noise); negligible unless rstd is large.
+        noise = 8 * torch.finfo(torch.float32).eps * x.abs().max().item() * rstd.max().item()
+        g = (dy * (w if w is not None else 1)).abs().max().item()
+        xhat = ((x.reshape(rows, n) - mean.reshape(rows, 1)) * rstd.reshape(rows, 1)).abs().max().item()
+        atol = tolerance(x.dtype, n)["atol"] + 2 * rstd.max().item() * noise * g * (xhat + noise)
+        torch.testing.assert_close(got[0].to_torch(), expected[0], rtol=2e-4, atol=atol, equal_nan=True)
+    else:
+        assert_close(got[0], expected[0], n)
     for name, mine, theirs in (("dw", got[1], expected[1]), ("db", got[2], expected[2])):
         if theirs is None:
             assert mine is None, f"{name}: the layer has no such parameter, so torch returns None"
