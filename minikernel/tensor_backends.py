@@ -29,7 +29,7 @@ from types import ModuleType
 from typing import Any, Callable, Optional
 
 from . import dispatch
-from .autograd.grad_mode import backward_running
+from .autograd.grad_mode import backward_running, is_grad_enabled
 from .dispatch import DispatchKey
 from .kernels import launch
 
@@ -162,9 +162,12 @@ def run_backward(*args: Any) -> None:
 
 
 def autograd_active(args: tuple) -> bool:
-    """Whether the Autograd key's kernel records: when an operand requires grad, or while a
-    backward pass runs. Otherwise it redispatches to the backend."""
-    return backward_running() or any(getattr(a, "requires_grad", False) is True for a in args)
+    """Whether the Autograd key's kernel records: when an operand requires grad and grad mode is on,
+    or while a backward pass runs. Otherwise it redispatches to the backend (under ``no_grad``
+    torch's autograd kernels do only that: ``with no_grad(): w.fill_(1)`` is one ``fill_``)."""
+    if backward_running():
+        return True
+    return is_grad_enabled() and any(getattr(a, "requires_grad", False) is True for a in args)
 
 
 def route(name: str, *args: Any, **kwargs: Any) -> Any:

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from typing import Optional, Sequence, Union
 
-import numpy as np
-
 from ..course.exercise import exercise
 from ..tensor import Tensor
 from . import engine
 from .engine import run_backward  # noqa: F401 - for your exercise
 from .grad_mode import set_grad_enabled
 from .graph import Edge, gradient_edge  # noqa: F401 - for your exercise
-from .values import wrap
+from .values import ones
 
 Tensors = Union[Tensor, Sequence[Tensor]]
 
@@ -32,7 +30,7 @@ def make_grads(outputs: Sequence[Tensor], grad_outputs: Sequence[Optional[Tensor
         if grad is None:
             if out.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            grad = wrap(np.ones(out.shape, out.dtype))
+            grad = ones(out.shape, dtype=out.dtype)
         elif not isinstance(grad, Tensor):
             raise TypeError(f"gradients must be minikernel Tensors, got {type(grad).__name__}")
         elif grad.shape != out.shape:

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..kernels.layout import contiguous_strides
 from ..tensor import Tensor
+from . import values as V
 from .grad_mode import is_grad_enabled, no_grad
 from .graph import _GRAPH_FREED, Grads, Node, SavedTensor, gradient_edge
 
@@ -29,7 +30,7 @@ _LEAF_INPLACE = "a leaf Variable that requires grad has been used in an in-place
 
 
 def _zeros(shape: tuple, dtype: np.dtype) -> Tensor:
-    return Tensor(np.zeros(max(1, int(np.prod(shape))), dtype), shape, contiguous_strides(shape), 0)
+    return V.zeros(shape, dtype=dtype)
 
 
 class BackwardNode(Node):

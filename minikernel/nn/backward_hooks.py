@@ -23,7 +23,6 @@ import functools
 import warnings
 from typing import Any, Callable, Optional, Sequence
 
-import numpy as np
 
 from ..autograd import values as V
 from ..autograd.function import Function
@@ -57,7 +56,7 @@ class BackwardHookFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads: Optional[Tensor]):
-        return tuple(V.wrap(np.zeros(shape, dtype)) if g is None else g for g, (shape, dtype) in zip(grads, ctx.likes))
+        return tuple(V.zeros(shape, dtype=dtype) if g is None else g for g, (shape, dtype) in zip(grads, ctx.likes))
 
 
 class BackwardHook:

@@ -11,6 +11,7 @@ from typing import Any, Iterator, Optional, Union
 import numpy as np
 
 from ..autograd import values as V
+from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor, float32
 from . import functional as NF
 from .module import Module
@@ -23,8 +24,8 @@ def _uniform_(param: Tensor, bound: float) -> None:
     import torch
 
     values = torch.empty(param.shape, dtype=getattr(torch, str(param.dtype))).uniform_(-bound, bound)
-    np.copyto(V.array(param), values.numpy())
-    param._bump_version()
+    with no_grad():
+        param.copy_(Tensor.from_torch(values))  # aten::copy_: the version goes up once, as torch's uniform_'s
 
 
 class Linear(Module):
@@ -56,9 +57,9 @@ class Linear(Module):
         dtype = np.dtype(float32 if dtype is None else dtype)
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(V.wrap(np.zeros((out_features, in_features), dtype)))
+        self.weight = Parameter(V.zeros((out_features, in_features), dtype=dtype))
         if bias:
-            self.bias = Parameter(V.wrap(np.zeros(out_features, dtype)))
+            self.bias = Parameter(V.zeros((out_features,), dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

@@ -26,9 +26,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Mapping, Optional
 
-import numpy as np
 
-from ..autograd import values as V
 from ..course.exercise import exercise
 from ..tensor import Tensor, typename  # noqa: F401 - re-exported for error messages
 from . import state as S
@@ -281,8 +279,7 @@ class Module(HookMethods):
             else:
                 grad.grad_fn = None  # torch: grad.detach_() / requires_grad_(False)
                 grad.requires_grad_(False)
-                np.copyto(V.array(grad), 0)
-                grad._bump_version()
+                grad.zero_()  # aten::zero_ (its version goes up once)
 
     # ------------------------------------------------------------------ state
     def state_dict(self, *, destination: Optional[dict] = None, prefix: str = "",

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..autograd import values as V
 from ..autograd.function import Function
-from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..norm.native import native_layer_norm, native_layer_norm_backward
 from ..tensor import Tensor, float32
 from .module import Module
@@ -117,14 +117,23 @@ class LayerNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(V.wrap(np.ones(self.normalized_shape, dtype)))
+            self.weight = Parameter(V.zeros(self.normalized_shape, dtype=dtype))
             if bias:
-                self.bias = Parameter(V.wrap(np.zeros(self.normalized_shape, dtype)))
+                self.bias = Parameter(V.zeros(self.normalized_shape, dtype=dtype))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """weight 1, bias 0 (``torch.nn.init.ones_``/``zeros_``: written in place, versions + 1)."""
+        if self.elementwise_affine:
+            with no_grad():
+                self.weight.fill_(1.0)
+                if self.bias is not None:
+                    self.bias.zero_()
 
     def forward(self, input: Tensor) -> Tensor:
         return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)

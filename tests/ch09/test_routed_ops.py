@@ -209,3 +209,44 @@ def _assign(x, key, value):
 def test_gradients_through_the_routed_ops_are_torchs(name):
     values = torch.rand(3, 4, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     assert_autograd_same_as_torch(GRADIENT_PROGRAMS[name], values)
+
+
+NO_GRAD_WRITES = {
+    "fill_": lambda w, lib: w.fill_(2.0),
+    "zero_": lambda w, lib: w.zero_(),
+    "copy_": lambda w, lib: w.copy_(lib.zeros(3)),
+    "mul_": lambda w, lib: w.mul_(2.0),
+    "add_": lambda w, lib: w.add_(w),
+}
+
+
+@pytest.mark.parametrize("name", list(NO_GRAD_WRITES))
+def test_under_no_grad_a_write_to_a_leaf_that_requires_grad_is_the_write_alone(name):
+    """torch's autograd kernels only redispatch under ``no_grad`` (nothing to record): a mode sees
+    the one in-place op, and the version goes up once."""
+    write, seen, versions = NO_GRAD_WRITES[name], [], []
+    for lib in (torch, mk):
+        w = lib.ones(3, requires_grad=True)
+        other = lib.zeros(3)  # made outside the mode
+        with lib.no_grad():
+            names = _seen(lambda lib, w: write(w, lib) if name != "copy_" else w.copy_(other), lib, w)
+        seen.append([n.replace("aten::mul_.Tensor", "aten::mul_").replace("aten::add_.Tensor", "aten::add_")
+                     for n in names])
+        versions.append(w._version)
+    assert seen[1] == seen[0]
+    assert versions[1] == versions[0] == 1
+
+
+@pytest.mark.exercise("4.5")  # modules (4.1) and load_state_dict (4.5)
+def test_layers_start_and_load_with_torchs_parameter_versions():
+    """Parameters are written in place by their initialization and by ``load_state_dict``
+    (``aten::copy_``/``fill_``/``zero_`` under ``no_grad``), one version each, as torch's."""
+    def versions(lib):
+        lin, ln = lib.nn.Linear(3, 2), lib.nn.LayerNorm(2)
+        made = [p._version for m in (lin, ln) for p in m.parameters()]
+        ln.load_state_dict(ln.state_dict())
+        loaded = [p._version for p in ln.parameters()]
+        (lin.weight.sum() + lin.bias.sum()).backward()
+        lin.zero_grad(set_to_none=False)
+        return made, loaded, lin.weight.grad.tolist()
+    assert versions(mk) == versions(torch)
