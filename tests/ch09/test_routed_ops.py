@@ -229,7 +229,7 @@ def test_under_no_grad_a_write_to_a_leaf_that_requires_grad_is_the_write_alone(n
         w = lib.ones(3, requires_grad=True)
         other = lib.zeros(3)  # made outside the mode
         with lib.no_grad():
-            names = _seen(lambda lib, w: write(w, lib) if name != "copy_" else w.copy_(other), lib, w)
+            names = _seen(lambda lib, w, other=other: write(w, lib) if name != "copy_" else w.copy_(other), lib, w)
         seen.append([n.replace("aten::mul_.Tensor", "aten::mul_").replace("aten::add_.Tensor", "aten::add_")
                      for n in names])
         versions.append(w._version)
