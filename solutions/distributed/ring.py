@@ -2,23 +2,32 @@
 
 The plain version — one ``ring.exchange`` per step, then ``combine_`` — passes the
 tests. This one also overlaps the additions with the transfers. Each chunk is cut
-into pieces of at most ``PIECE_BYTES`` (``pieces``), and each phase becomes a
-stream of pieces through the ring:
+into pieces of at most 4 MiB (``minikernel.distributed.pieces``), and the ring
+becomes a stream of pieces:
 
-* scatter-reduce: a rank sends its own chunk's pieces, then every piece it has
-  finished reducing (except those of the last step, which it keeps). Two scratch
-  pieces take turns (double buffering): while piece ``i`` is being added, piece
-  ``i + 1`` is already arriving in the other one;
+* scatter-reduce: a rank sends its own chunk's pieces, then every piece the moment
+  it has been added. Two scratch pieces take turns (double buffering): while piece
+  ``i`` is being added, piece ``i + 1`` is already arriving in the other one. The
+  last step's pieces complete this rank's chunk: they leave at once too, as the
+  allgather's first step;
 * allgather: nothing to compute; every piece is received straight into place and
   forwarded as soon as it has arrived.
 
-The sends of a phase go out in exactly the order the next rank receives them (gloo
-matches the messages between two ranks in order), and nothing is received into a
-buffer that a send may still be reading: the scratch pieces are never sent, and the
-scatter-reduce's sends finish before the allgather overwrites the chunks they read.
+Chapter 07's cost model (``pipelined_ring_cost``): ``2 (N - 1) (P alpha + S / N beta)
++ gamma S / (N P)`` for ``P`` pieces per chunk, against ``2 (N - 1) (alpha + S / N
+beta) + (N - 1) gamma S / N`` unpipelined. Measured on 2 cores, 4 ranks, 16M
+float32: pieces of 1 MiB or less cost more in per-message overhead than they hide,
+2 to 8 MiB are level with each other and with whole chunks (there, transfers and
+additions compete for the same two cores, so hiding one behind the other gains
+little); on cores of their own the additions would show. 4 MiB it is.
 
-Additions work in place (``combine_`` into the chunk's own slice) and the scratch is
-two pieces, not a chunk: no copies besides the transport's own.
+The sends go out in exactly the order the next rank receives them (gloo matches
+the messages between two ranks in order), and nothing is received into a buffer a
+send may still be reading: the scratch pieces are never sent, and the
+scatter-reduce's sends finish before the allgather overwrites the chunks they read
+(the finished chunk, which the allgather only sends, may still be on its way).
+Additions work in place (``combine_`` into the chunk's own slice), and the scratch
+is two pieces, not a chunk: no copies besides the transport's own.
 """
 from __future__ import annotations
 
