@@ -24,7 +24,7 @@ chunk into ``P`` pieces hides all additions but one, for ``P`` times the latency
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Sequence
+from typing import NamedTuple, Sequence
 
 from ..course.exercise import exercise
 from .pieces import PIECE_BYTES, piece_count
@@ -89,7 +89,7 @@ def fit_alpha_beta(nbytes: Sequence[float], seconds: Sequence[float]) -> tuple[f
 
 
 def pipelined_ring_cost(world_size: int, nbytes: float, alpha: float, beta: float, gamma: float = 0.0,
-                        piece_bytes: int = PIECE_BYTES, cores: Optional[int] = None) -> Cost:
+                        piece_bytes: int = PIECE_BYTES) -> Cost:
     """Cost of the reference ring, whose chunks travel as ``P`` pieces and whose additions overlap the transfers.
 
     Each chunk of ``S / N`` bytes is cut into ``P = ceil(S / N / piece_bytes)`` pieces of
@@ -108,8 +108,9 @@ def pipelined_ring_cost(world_size: int, nbytes: float, alpha: float, beta: floa
     ``2 (N - 1) t + (N - 1) g``. (When additions are slower than transfers the
     formula is optimistic: the adder, not the link, sets the pace.)
 
-    ``cores``: CPU cores the ranks share. The model lets every rank run all the time;
-    ``N`` ranks on ``C < N`` cores take turns, which stretches every term by ``N / C``.
+    ``alpha`` and ``beta`` are a link's as a ring step uses it: every rank sending and
+    receiving at once (``examples.exchange_times``), with as many ranks sharing the
+    machine's cores as in the allreduce being predicted.
 
     Returns ``Cost(2 (N - 1) P, 2 (N - 1) / N S, seconds)``; one rank or no bytes cost nothing.
     """
@@ -123,6 +124,4 @@ def pipelined_ring_cost(world_size: int, nbytes: float, alpha: float, beta: floa
         return Cost(0, 0.0, 0.0)
     t, g = alpha + chunk / p * beta, gamma * chunk / p
     seconds = 2 * (n - 1) * p * t + (n - 2) * max(0.0, g - (p - 1) * t) + g
-    if cores is not None and cores < n:
-        seconds *= n / cores
     return Cost(2 * (n - 1) * p, 2 * (n - 1) * chunk, seconds)

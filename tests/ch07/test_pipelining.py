@@ -124,12 +124,6 @@ def test_pieces_hide_all_additions_but_one():
     assert four.seconds < whole.seconds
 
 
-def test_cores_stretch_the_time_when_ranks_outnumber_them():
-    base = pipelined_ring_cost(4, 1e8, 1e-5, 1e-9, 1e-10)
-    assert pipelined_ring_cost(4, 1e8, 1e-5, 1e-9, 1e-10, cores=2).seconds == pytest.approx(2 * base.seconds)
-    assert pipelined_ring_cost(4, 1e8, 1e-5, 1e-9, 1e-10, cores=8).seconds == base.seconds
-
-
 def test_nothing_to_do_costs_nothing_and_bad_arguments_raise():
     assert pipelined_ring_cost(1, 1e6, 1.0, 1.0).seconds == 0
     assert pipelined_ring_cost(4, 0, 1.0, 1.0) == (0, 0.0, 0.0)
