@@ -465,7 +465,7 @@ plt.show()
 # `2 (N - 1) (alpha + S / N · beta) + (N - 1) · gamma · S / N`.
 #
 # The reference ring (`solutions/distributed/ring.py`) cuts every chunk into `P`
-# pieces (`minikernel.distributed.pieces`: at most 4 MiB each) and sends each piece on the moment it has
+# pieces (`minikernel.distributed.pieces`: at most 2 MiB each) and sends each piece on the moment it has
 # been added, while the next one is already arriving (two scratch pieces take turns:
 # double buffering). The links then stream `2 (N - 1) P` pieces back to back, and only
 # the last piece's addition shows (when additions are no slower than the link):
@@ -497,7 +497,7 @@ print(f"P* = {math.sqrt(gamma_ * S / (2 * 4 * 3 * alpha_)):.1f}; the reference's
 # step (`ring.exchange` on every rank at once) per size, in the world being
 # predicted: alpha is the time of the smallest message, beta the slope of the fit.
 # Gamma comes from timing `combine_`
-# over 4 MiB pieces in a rank. Then 16M float32 go through the ring (the reference
+# over 2 MiB pieces in a rank. Then 16M float32 go through the ring (the reference
 # if 7.3's is switched on, else yours) and through `dist.all_reduce`. Timings vary
 # from run to run and with other load on the machine, so this cell's output is not
 # compared; `python -m minikernel bench --allreduce --size 16M` measures the same

@@ -14,15 +14,15 @@ import math
 
 import torch
 
-#: the reference ring's piece size: 4 MiB, i.e. 4 pieces per chunk for 16M float32 over 4 ranks
-PIECE_BYTES = 4 << 20
+#: the reference ring's piece size: 2 MiB, i.e. 8 pieces per chunk for 16M float32 over 4 ranks
+PIECE_BYTES = 2 << 20
 
 
 def piece_count(nbytes: float, piece_bytes: int = PIECE_BYTES) -> int:
     """``P = ceil(nbytes / piece_bytes)`` pieces for a chunk of ``nbytes`` (0 for an empty chunk).
 
     What the cost model counts; ``pieces`` cuts whole elements, and gives the same
-    count when ``piece_bytes`` is a multiple of the element size (4 MiB always is).
+    count when ``piece_bytes`` is a multiple of the element size (2 MiB always is).
     """
     if piece_bytes < 1:
         raise ValueError(f"piece_bytes must be positive, got {piece_bytes}")

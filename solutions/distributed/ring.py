@@ -2,7 +2,7 @@
 
 The plain version — one ``ring.exchange`` per step, then ``combine_`` — passes the
 tests. This one also overlaps the additions with the transfers. Each chunk is cut
-into pieces of at most 4 MiB (``minikernel.distributed.pieces``), and the ring
+into pieces of at most 2 MiB (``minikernel.distributed.pieces``), and the ring
 becomes a stream of pieces:
 
 * scatter-reduce: a rank sends its own chunk's pieces, then every piece the moment
@@ -15,11 +15,13 @@ becomes a stream of pieces:
 
 Chapter 07's cost model (``pipelined_ring_cost``): ``2 (N - 1) (P alpha + S / N beta)
 + gamma S / (N P)`` for ``P`` pieces per chunk, against ``2 (N - 1) (alpha + S / N
-beta) + (N - 1) gamma S / N`` unpipelined. Measured on 2 cores, 4 ranks, 16M
-float32: pieces of 1 MiB or less cost more in per-message overhead than they hide,
-2 to 8 MiB are level with each other and with whole chunks (there, transfers and
-additions compete for the same two cores, so hiding one behind the other gains
-little); on cores of their own the additions would show. 4 MiB it is.
+beta) + (N - 1) gamma S / N`` unpipelined; near its optimum the curve is flat.
+Measured on 2 cores, 4 ranks, 16M float32 (there transfers and additions compete for
+the same cores, so hiding one behind the other gains little): on an otherwise quiet
+machine 2 to 8 MiB pieces were level with each other and with whole chunks, and 1 MiB
+pieces cost more in per-message overhead than they hid; with other processes keeping
+the cores busy, 2 MiB held up best (4 and 8 MiB fell further behind gloo's own
+ring). 2 MiB it is.
 
 The sends go out in exactly the order the next rank receives them (gloo matches
 the messages between two ranks in order), and nothing is received into a buffer a

@@ -35,10 +35,10 @@ def test_pieces_cover_the_chunk_in_order(length, dtype, piece_bytes):
                    for p in got), "pieces are views: adding into one adds into the chunk"
 
 
-def test_the_reference_cuts_16m_floats_over_4_ranks_into_4_pieces_per_chunk():
+def test_the_reference_cuts_16m_floats_over_4_ranks_into_8_pieces_per_chunk():
     chunk = torch.empty(1 << 22)  # 16M float32 over 4 ranks: 16 MiB per chunk
-    assert [p.numel() for p in pieces(chunk)] == [1 << 20] * 4
-    assert PIECE_BYTES == 4 << 20
+    assert [p.numel() for p in pieces(chunk)] == [1 << 19] * 8
+    assert PIECE_BYTES == 2 << 20
 
 
 def test_piece_bytes_must_be_positive():
