@@ -309,7 +309,9 @@ print("deadlocked until the timeout:", "timed out" in ends and "no deadlock" not
 # Run the schedule of 7.1 and 7.2 from one rank's point of view: in scatter-reduce
 # step `s` send chunk `(r - s) % N`, receive chunk `(r - s - 1) % N` into a scratch
 # tensor and `combine_` it in; in allgather step `s` send chunk `(r + 1 - s) % N` and
-# receive chunk `(r - s) % N` straight into place.
+# receive chunk `(r - s) % N` straight into place. (The reference runs the same
+# schedule with each chunk cut into pieces, so that sending and adding overlap;
+# section 4 prices that.)
 #
 # PyTorch's answer, in four processes:
 
@@ -453,6 +455,70 @@ for ax, world in zip(axes, (2, 4)):
     _ = ax.set(title=f"{world} ranks", xlabel="bytes per rank", ylabel="ms")
     _ = ax.legend(fontsize=8)
 plt.show()
+
+# %% [markdown]
+# ### Pipelining: a chunk in pieces
+#
+# The model so far charges for messages and bytes. A rank also *adds* what it
+# receives, `gamma` seconds per byte. In the plain ring of 7.3 each addition sits
+# between a receive and the next send, so all `N - 1` of them show:
+# `2 (N - 1) (alpha + S / N · beta) + (N - 1) · gamma · S / N`.
+#
+# The reference ring (`solutions/distributed/ring.py`) cuts every chunk into `P`
+# pieces (`minikernel.distributed.pieces`: at most 2 MiB each) and sends each piece on the moment it has
+# been added, while the next one is already arriving (two scratch pieces take turns:
+# double buffering). The links then stream `2 (N - 1) P` pieces back to back, and only
+# the last piece's addition shows (when additions are no slower than the link):
+#
+# `T(P) = 2 (N - 1) (P · alpha + S / N · beta) + gamma · S / (N P)`
+#
+# Every piece pays `alpha` again, so `P` has an optimum, `P* = sqrt(gamma S / (2 N (N - 1) alpha))`,
+# and near it the curve is flat. `D.pipelined_ring_cost` computes `T(P)` (one piece
+# included). With round numbers — 50 µs latency, 2 GB/s links, additions at 15 GB/s —
+# for 16M float32 over 4 ranks:
+
+# %%
+import math
+
+from minikernel.distributed.pieces import PIECE_BYTES, pieces
+
+alpha_, beta_, gamma_, S = 50e-6, 1 / 2e9, 1 / 15e9, 4 * (1 << 24)
+for p in (1, 2, 4, 8, 16, 64):
+    cost = D.pipelined_ring_cost(4, S, alpha_, beta_, gamma_, piece_bytes=S // 4 // p)
+    print(f"P = {p:2}: {cost.messages:3} messages per rank, {cost.seconds * 1e3:6.2f} ms")
+print(f"P* = {math.sqrt(gamma_ * S / (2 * 4 * 3 * alpha_)):.1f}; the reference's {PIECE_BYTES >> 20} MiB pieces cut a "
+      f"16 MiB chunk into {len(pieces(torch.empty(1 << 22)))}")
+
+# %% [markdown]
+# Predicted against measured on this machine. The ping-pong above measured one
+# message at a time, each process on its own core; in a ring step every rank sends
+# *and* receives at once, and with 4 ranks on 2 cores they also take turns on the
+# CPU. So measure the link as the ring uses it: `ex.exchange_times` times one ring
+# step (`ring.exchange` on every rank at once) per size, in the world being
+# predicted: alpha is the time of the smallest message, beta the slope of the fit.
+# Gamma comes from timing `combine_`
+# over 2 MiB pieces in a rank. Then 16M float32 go through the ring (the reference
+# if 7.3's is switched on, else yours) and through `dist.all_reduce`. Timings vary
+# from run to run and with other load on the machine, so this cell's output is not
+# compared; `python -m minikernel bench --allreduce --size 16M` measures the same
+# with more repeats.
+
+# %% tags=["nbval-ignore-output"]
+gamma = run_ranks(ex.addition_seconds_per_byte, 1)[0]
+print(f"gamma: additions at {1 / gamma / 1e9:.1f} GB/s")
+rows = bench.measure(worlds=(2, 4), sizes={"16M": 1 << 24}, warmup=1, repeat=5, methods=("ring", "dist.all_reduce"))
+for world in (2, 4):
+    step = run_ranks(ex.exchange_times, world, probe)[0]
+    # the fit's slope is beta; its intercept, set by the millisecond noise of the large
+    # messages, says little about a latency of microseconds: the smallest message's time does
+    alpha_w, beta_w = step[0], D.fit_alpha_beta([4 * n for n in probe], step)[1]
+    piped = D.pipelined_ring_cost(world, S, alpha_w, beta_w, gamma)
+    plain = D.pipelined_ring_cost(world, S, alpha_w, beta_w, gamma, piece_bytes=S)
+    ms = {r.method: f"{r.ms:.1f} ms" if r.ms is not None else "not run (7.3)" for r in rows if r.world_size == world}
+    print(f"{world} ranks: a ring step's alpha {alpha_w * 1e6:.0f} µs, 1/beta {1 / beta_w / 1e9:.2f} GB/s; predicted "
+          f"{piped.seconds * 1e3:.1f} ms in {piped.messages // (2 * (world - 1))} pieces per chunk "
+          f"({plain.seconds * 1e3:.1f} ms unpipelined); measured: ring {ms['ring']}, "
+          f"dist.all_reduce {ms['dist.all_reduce']}")
 
 # %% [markdown]
 # ## 5. SyncBatchNorm: global statistics from one allreduce

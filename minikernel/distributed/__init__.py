@@ -4,7 +4,8 @@
 ``simulate``       a recorded ring over in-process ranks (exercises 7.1, 7.2)
 ``ring``           ``ring_allreduce`` over torch.distributed (exercise 7.3)
 ``naive``          ``naive_allreduce``: gather on rank 0, reduce, send back
-``cost``           the alpha-beta cost model (exercise 7.4)
+``cost``           the alpha-beta cost model (exercise 7.4), and the pipelined ring's
+``pieces``         a chunk cut into pieces: the pipelining unit of the reference ring
 ``transport``      point-to-point links with timeouts, metadata check, errors
 ``launch``         ``run_ranks``: N forked rank processes on gloo, results back
 ``syncbn``         SyncBatchNorm's global statistics from one allreduce
@@ -21,7 +22,7 @@
 from torch.distributed import ReduceOp
 
 from .bucketing import compute_bucket_assignment_by_size
-from .cost import Cost, fit_alpha_beta, naive_cost, ring_cost
+from .cost import Cost, fit_alpha_beta, naive_cost, pipelined_ring_cost, ring_cost
 from .launch import Outcome, RankError, launch, run_ranks
 from .naive import naive_allreduce
 from .ops import combine_
@@ -33,7 +34,8 @@ from .simulate import (NOTES_EXAMPLE, Counters, Send, SimulatedRing, allgather_s
 from .transport import CollectiveError, MismatchError, Ring
 
 __all__ = ["ReduceOp", "compute_bucket_assignment_by_size", "DistributedDataParallel", "Reducer",
-           "finalize_backward", "mark_ready", "Cost", "fit_alpha_beta", "naive_cost", "ring_cost", "Outcome", "RankError", "launch",
+           "finalize_backward", "mark_ready", "Cost", "fit_alpha_beta", "naive_cost", "ring_cost",
+           "pipelined_ring_cost", "Outcome", "RankError", "launch",
            "run_ranks", "naive_allreduce", "combine_", "ring_allreduce", "ring_allreduce_chunks", "NOTES_EXAMPLE",
            "Counters", "Send", "SimulatedRing", "allgather_step", "scatter_reduce_step", "simulate_naive",
            "CollectiveError", "MismatchError", "Ring"]

@@ -17,12 +17,17 @@ naive      ``N - 1`` (root: the result, to each)  ``(N - 1) · S``             `
 The ring's traffic per rank is below ``2 S`` however many ranks there are; the
 naive root's grows with ``N``. The ring pays ``2 (N - 1)`` latencies, so for tiny
 buffers the naive method can still win.
+
+``pipelined_ring_cost`` (complete code, not an exercise) adds the additions
+(``gamma`` seconds per byte reduced) and the reference ring's pieces: cutting each
+chunk into ``P`` pieces hides all additions but one, for ``P`` times the latency.
 """
 from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
 from ..course.exercise import exercise
+from .pieces import PIECE_BYTES, piece_count
 
 
 class Cost(NamedTuple):
@@ -81,3 +86,42 @@ def fit_alpha_beta(nbytes: Sequence[float], seconds: Sequence[float]) -> tuple[f
     """
     # TODO(7.4): ≈8 lines
     raise NotImplementedError("exercise 7.4 (fit_alpha_beta) is not implemented yet")
+
+
+def pipelined_ring_cost(world_size: int, nbytes: float, alpha: float, beta: float, gamma: float = 0.0,
+                        piece_bytes: int = PIECE_BYTES) -> Cost:
+    """Cost of the reference ring, whose chunks travel as ``P`` pieces and whose additions overlap the transfers.
+
+    Each chunk of ``S / N`` bytes is cut into ``P = ceil(S / N / piece_bytes)`` pieces of
+    ``m = S / (N P)`` bytes. One piece takes ``t = alpha + m beta`` over a link and
+    ``g = gamma m`` to add. Each phase streams ``(N - 1) P`` pieces over every link
+    back to back; in the scatter-reduce a piece can be forwarded only once it has
+    been added, which the next ``P - 1`` transfers hide unless ``g > (P - 1) t``::
+
+        seconds = 2 (N - 1) P t  +  (N - 2) max(0, g - (P - 1) t)  +  g
+
+    With ``P >= 2`` and additions no slower than the link (``gamma <= beta``) that is
+    ``2 (N - 1) (P alpha + S / N beta) + gamma S / (N P)``: the bytes cost what they
+    cost unpipelined, each piece pays ``alpha`` again, and only the last piece's
+    addition shows. The best piece count balances the two:
+    ``P* = sqrt(gamma S / (2 N (N - 1) alpha))``. With ``P = 1`` every addition shows:
+    ``2 (N - 1) t + (N - 1) g``. (When additions are slower than transfers the
+    formula is optimistic: the adder, not the link, sets the pace.)
+
+    ``alpha`` and ``beta`` are a link's as a ring step uses it: every rank sending and
+    receiving at once (``examples.exchange_times``), with as many ranks sharing the
+    machine's cores as in the allreduce being predicted.
+
+    Returns ``Cost(2 (N - 1) P, 2 (N - 1) / N S, seconds)``; one rank or no bytes cost nothing.
+    """
+    if world_size < 1:
+        raise ValueError(f"world_size must be at least 1, got {world_size}")
+    if nbytes < 0:
+        raise ValueError(f"nbytes must be non-negative, got {nbytes}")
+    n, chunk = world_size, nbytes / world_size
+    p = piece_count(chunk, piece_bytes)
+    if n == 1 or p == 0:
+        return Cost(0, 0.0, 0.0)
+    t, g = alpha + chunk / p * beta, gamma * chunk / p
+    seconds = 2 * (n - 1) * p * t + (n - 2) * max(0.0, g - (p - 1) * t) + g
+    return Cost(2 * (n - 1) * p, 2 * (n - 1) * chunk, seconds)

@@ -16,6 +16,8 @@ from .ddp import ToyModel
 from .ddp_compare import TwoBranches
 from .mini_ddp import DistributedDataParallel
 from .naive import naive_allreduce
+from .ops import combine_
+from .pieces import PIECE_BYTES, pieces
 from .ring import ring_allreduce
 from .transport import Ring
 
@@ -195,6 +197,45 @@ def ping_pong(sizes: list[int], repeat: int = 9) -> list[float]:
                 times.append((time.perf_counter() - start) / 2)
         out.append(statistics.median(times))
     return out
+
+
+def exchange_times(sizes: list[int], repeat: int = 9) -> list[float]:
+    """Every rank at once: median time of ``ring.exchange`` (send to the next rank, receive from the
+    previous one) of a float32 message per size, the slowest rank's: one step of a ring."""
+    import statistics
+    ring = Ring.of(None, "exchange_times")
+    out = []
+    for size in sizes:
+        send, recv = torch.zeros(size), torch.zeros(size)
+        times = []
+        for i in range(repeat + 2):
+            dist.barrier()
+            start = time.perf_counter()
+            ring.exchange(send, recv)
+            slowest = torch.tensor([time.perf_counter() - start], dtype=torch.float64)
+            dist.all_reduce(slowest, op=ReduceOp.MAX)
+            if i >= 2:  # two warm-up rounds
+                times.append(slowest.item())
+        out.append(statistics.median(times))
+    return out
+
+
+def addition_seconds_per_byte(piece_bytes: int = PIECE_BYTES, total_bytes: int = 64 << 20, repeat: int = 5) -> float:
+    """``gamma``: median seconds per byte of ``combine_`` (SUM, float32) over pieces of ``piece_bytes``.
+
+    Walks a ``total_bytes`` buffer piece by piece, as a rank's scatter-reduce does, so
+    the data comes from memory rather than a warm cache; one thread, like every rank.
+    """
+    import statistics
+    n = total_bytes // 4
+    mine, incoming = torch.ones(n), torch.ones(n)
+    per_byte = []
+    for _ in range(repeat):
+        for a, b in zip(pieces(mine, piece_bytes), pieces(incoming, piece_bytes)):
+            start = time.perf_counter()
+            combine_(a, b, ReduceOp.SUM)
+            per_byte.append((time.perf_counter() - start) / (a.numel() * 4))
+    return statistics.median(per_byte)
 
 
 def broadcast_and_backends() -> dict:

@@ -200,28 +200,31 @@ class Ring:
 def check_agreement(tensor: torch.Tensor, op: Op, ring: Ring) -> None:
     """Exchange (length, dtype, op) with every rank before any data moves.
 
-    One small ``all_gather`` of three integers per rank, waited on with the
-    group's timeout. Every rank then holds the same table, so if two ranks
-    disagree every rank raises the same MismatchError, and nothing was sent. (Sent
-    anyway, a length mismatch makes the receiver abort on a too-small buffer; a
-    dtype mismatch of the same byte count is silently reinterpreted.)
+    Every rank sends its three integers straight to every other rank and receives
+    theirs (``isend``/``irecv``, all posted at once: one message latency, where an
+    ``all_gather`` passes them around the ring in ``N - 1``), waiting with the
+    group's timeout. Every rank then holds the same table, so if two ranks disagree
+    every rank raises the same MismatchError, and nothing was sent. (Sent anyway, a
+    length mismatch makes the receiver abort on a too-small buffer; a dtype mismatch
+    of the same byte count is silently reinterpreted.) These messages are not
+    counted in ``ring.sent``: they are not the collective's data.
     """
     mine = torch.tensor([tensor.numel(), dtype_code(tensor.dtype), int(op)], dtype=torch.int64)
-    table = [torch.empty_like(mine) for _ in range(ring.world_size)]
-    if ring.world_size == 1:
-        table = [mine]
-    else:
-        work = dist.all_gather(table, mine, group=ring.group, async_op=True)
-        try:
-            work.wait(ring.timeout)
-        except NotImplementedError:
-            raise
-        except RuntimeError as err:
-            raise CollectiveError(
-                f"{ring.what}: rank {ring.rank} exchanged (length, dtype, op) with every rank first, and not "
-                f"all answered within {ring.timeout.total_seconds():g} s: some rank died, is stuck, or is not "
-                f"calling {ring.what}. gloo: {str(err).splitlines()[0] if str(err) else type(err).__name__}") from err
-    rows = [tuple(int(v) for v in t.tolist()) for t in table]
+    table = mine.repeat(ring.world_size, 1)  # row q: rank q's three numbers; this rank's row is in place
+    others = [q for q in range(ring.world_size) if q != ring.rank]
+    pending = Pending(ring)
+    try:
+        for q in others:
+            pending.works.append((ring._post(dist.irecv, table[q], q, "receive from"), q, "receive from"))
+        for q in others:
+            pending.works.append((ring._post(dist.isend, mine, q, "send to"), q, "send to"))
+        pending.wait()
+    except CollectiveError as err:
+        raise CollectiveError(
+            f"{ring.what}: rank {ring.rank} exchanged (length, dtype, op) with every rank first, and not "
+            f"all answered within {ring.timeout.total_seconds():g} s: some rank died, is stuck, or is not "
+            f"calling {ring.what}. gloo: {str(err).split('gloo: ')[-1]}") from err
+    rows = [tuple(int(v) for v in row) for row in table.tolist()]
     if len(set(rows)) > 1:
         ops = {int(o): o for o in (dist.ReduceOp.SUM, dist.ReduceOp.AVG, dist.ReduceOp.MAX, dist.ReduceOp.MIN,
                                    dist.ReduceOp.PRODUCT)}
