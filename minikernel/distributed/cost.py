@@ -114,10 +114,9 @@ def pipelined_ring_cost(world_size: int, nbytes: float, alpha: float, beta: floa
 
     Returns ``Cost(2 (N - 1) P, 2 (N - 1) / N S, seconds)``; one rank or no bytes cost nothing.
     """
-    if world_size < 1:
-        raise ValueError(f"world_size must be at least 1, got {world_size}")
-    if nbytes < 0:
-        raise ValueError(f"nbytes must be non-negative, got {nbytes}")
+    if world_size < 1 or nbytes < 0:
+        raise ValueError(f"pipelined_ring_cost needs world_size >= 1 and nbytes >= 0, got world_size={world_size}, "
+                         f"nbytes={nbytes}")
     n, chunk = world_size, nbytes / world_size
     p = piece_count(chunk, piece_bytes)
     if n == 1 or p == 0:

@@ -127,7 +127,7 @@ def test_pieces_hide_all_additions_but_one():
 def test_nothing_to_do_costs_nothing_and_bad_arguments_raise():
     assert pipelined_ring_cost(1, 1e6, 1.0, 1.0).seconds == 0
     assert pipelined_ring_cost(4, 0, 1.0, 1.0) == (0, 0.0, 0.0)
-    with pytest.raises(ValueError, match="world_size must be at least 1"):
+    with pytest.raises(ValueError, match="needs world_size >= 1 and nbytes >= 0, got world_size=0"):
         pipelined_ring_cost(0, 1.0, 0.0, 0.0)
-    with pytest.raises(ValueError, match="nbytes must be non-negative"):
+    with pytest.raises(ValueError, match="needs world_size >= 1 and nbytes >= 0, got world_size=2, nbytes=-1.0"):
         pipelined_ring_cost(2, -1.0, 0.0, 0.0)
