@@ -18,6 +18,14 @@ ZERO_DIM_INDEX = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Pytho
                   "to convert a 0-dim tensor to a number")
 
 
+def check_slice_step(step) -> None:
+    """torch's errors for a slice's step (``x[::0]``, ``x[::-1]``): tensors have no negative strides."""
+    if step is not None and step == 0:
+        raise ValueError("slice step cannot be zero")
+    if step is not None and step < 0:
+        raise ValueError("step must be greater than zero")
+
+
 def wrap_dim(dim: int, ndim: int) -> int:
     """``dim`` counted from the front (``-1`` is the last); torch's IndexError when out of range.
 

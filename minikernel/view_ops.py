@@ -103,8 +103,7 @@ def index(x: Tensor, key: tuple) -> Tensor:
     for d, k in enumerate(key):
         size, stride = x.shape[d], x.stride(d)
         if isinstance(k, slice):
-            if k.step is not None and k.step <= 0:
-                raise ValueError("step must be greater than zero")
+            R.check_slice_step(k.step)
             start, stop, step = k.indices(size)
             starts.append(start)
             shape.append(max(0, -(-(stop - start) // step)))

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..shape_rules import ZERO_DIM_INDEX
+from ..shape_rules import ZERO_DIM_INDEX, check_slice_step
 from ..tensor import Tensor, bool_
 from . import values as V
 from .function import Function
@@ -35,8 +35,8 @@ def _numpy_key(x: Tensor, key: tuple) -> tuple:
         elif isinstance(k, bool):
             out.append(np.asarray(k))
         elif k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer)):
-            if isinstance(k, slice) and k.step is not None and k.step <= 0:
-                raise ValueError("step must be greater than zero")
+            if isinstance(k, slice):
+                check_slice_step(k.step)
             out.append(k)
         else:
             raise TypeError(f"minikernel tensors index with ints and slices, `...`, None, integer tensors or "

@@ -151,6 +151,6 @@ def index(x: Tensor, key) -> Tensor:
     for d, k in enumerate(key):
         if isinstance(k, (int, np.integer)) and not -x.shape[d] <= k < x.shape[d]:
             raise IndexError(f"index {int(k)} is out of bounds for dimension {d} with size {x.shape[d]}")
-        if isinstance(k, slice) and k.step is not None and k.step <= 0:
-            raise ValueError("step must be greater than zero")
+        if isinstance(k, slice):
+            R.check_slice_step(k.step)
     return Index.apply(x, key)

@@ -52,3 +52,14 @@ def test_mixed_indexing_like_torch(name):
     expected.backward(g)
     got.backward(Tensor.from_torch(g.clone()))  # a repeated index adds its gradients up
     assert torch.equal(mine.grad.to_torch(), theirs.grad)
+
+
+@pytest.mark.parametrize("key", [(slice(None, None, 0),), (slice(None, None, -1),), (None, slice(1, None, 0)),
+                                 (Ellipsis, slice(None, None, -2))], ids=["step 0", "step -1", "None, step 0",
+                                                                          "..., step -2"])
+def test_a_slice_step_that_is_not_positive_raises_torchs_error(key):
+    with pytest.raises(ValueError) as theirs:
+        X[key]
+    with pytest.raises(ValueError) as mine:
+        Tensor.from_torch(X)[key]
+    assert str(mine.value) == str(theirs.value)
