@@ -20,7 +20,6 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..kernels.layout import contiguous_strides
 from ..tensor import Tensor
 from . import values as V
 from .grad_mode import is_grad_enabled, no_grad
@@ -241,8 +240,9 @@ class _GradCast(Function):
     @staticmethod
     def forward(ctx, grad: Tensor, dtype: np.dtype) -> Tensor:
         ctx.dtype = grad.dtype
-        return Tensor(np.ascontiguousarray(grad._numpy_view(), dtype=dtype).reshape(-1), grad.shape,
-                      contiguous_strides(grad.shape), 0)
+        out = V.zeros(grad.shape, dtype=dtype)
+        V.compute("copy_", out, grad)  # copy_ casts to out's dtype
+        return out
 
     @staticmethod
     def backward(ctx, grad: Tensor):

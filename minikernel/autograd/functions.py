@@ -74,7 +74,6 @@ from .values import ones, ones_like, zeros, zeros_like  # noqa: F401
 from .views import (  # noqa: F401
     Expand,
     Index,
-    IndexBackward,
     Permute,
     T,
     Transpose,

@@ -12,6 +12,7 @@ from ..tensor import Tensor, _wrap_dim
 from . import derivatives as D, values as V
 from .function import Function
 from .pointwise import Clone
+from .shape_ops import ViewScatter, _named
 
 _np = V.array
 
@@ -86,24 +87,9 @@ class Index(Function):
 
     @staticmethod
     def backward(ctx, grad: Tensor):
-        return IndexBackward.apply(grad, ctx.shape, ctx.key), None
-
-
-class IndexBackward(Function):
-    """Zeros of the input's shape with ``grad`` written at ``key`` (differentiable again: its
-    backward is indexing)."""
-    _torch_name = "SliceBackwardBackward0"
-
-    @staticmethod
-    def forward(ctx, grad: Tensor, shape: tuple, key) -> Tensor:
-        ctx.key = key
-        out = V.zeros(shape, dtype=grad.dtype)
-        V.compute("copy_", V.compute("index", out, key), grad)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad: Tensor):
-        return index(grad, ctx.key), None, None
+        key = ctx.key  # zeros of x's shape with grad written through the same view (differentiable again)
+        scatter = _named(ViewScatter, "SliceBackwardBackward0")
+        return scatter.apply(grad, ctx.shape, lambda t: V.compute("index", t, key)), None
 
 
 # ------------------------------------------------------- functional forms
