@@ -97,6 +97,8 @@ def run_exercise(session, exercise_id: str, items: list) -> None:
     for i, item in enumerate(items):
         recorder.starting(item)
         item.config.hook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
+        if session.shouldfail or session.shouldstop:  # -x / --maxfail, as pytest's own loop honours them
+            break
     recorder.finish()
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .grade_detail import learner_frame_from_dump
-from .grade_pool import MAX_FILE_BYTES
+from .grade_pool import MAX_FILE_BYTES, freeze_heap
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
@@ -117,6 +117,7 @@ class _Forked:
     def __init__(self, args: list[str], env: dict[str, str], log) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
+        freeze_heap()
         self.pid = os.fork()
         self.returncode: int | None = None
         if self.pid:

@@ -24,6 +24,11 @@ from minikernel.utils.data import (
 )
 from minikernel.utils.data.examples import BrokenAt, SlowSquares
 
+# Loaders with workers wait at most this long for a batch (DataLoader's ``timeout``): a
+# batch that never comes (received, then dropped) fails with the loader's own
+# "timed out" message instead of hanging until the grader's limit.
+WAIT_S = 5
+
 
 def _run_worker(dataset, tasks, collate_fn=default_collate, worker_id=0):
     """Feed ``tasks`` then None to worker_loop in a thread; return what it put on the data queue."""
@@ -151,7 +156,7 @@ def test_loader_gives_torchs_batches(num_workers, prefetch_factor):
     for shuffle in (False, True):
         for drop_last in (False, True):
             ours = list(DataLoader(dataset, batch_size=4, shuffle=shuffle, drop_last=drop_last, num_workers=num_workers,
-                                   prefetch_factor=prefetch_factor, generator=torch.Generator().manual_seed(1)))
+                                   prefetch_factor=prefetch_factor, timeout=WAIT_S, generator=torch.Generator().manual_seed(1)))
             theirs = list(torch.utils.data.DataLoader(dataset, batch_size=4, shuffle=shuffle, drop_last=drop_last,
                                                       generator=torch.Generator().manual_seed(1)))
             assert _same_batches(ours, theirs), f"shuffle={shuffle}, drop_last={drop_last}: batches differ from torch's"
@@ -165,7 +170,7 @@ def test_loader_with_uneven_worker_speed_keeps_the_order():
                 time.sleep(0.02)
             return super().__getitem__(i)
 
-    ours = list(DataLoader(Uneven(32), batch_size=4, num_workers=2))
+    ours = list(DataLoader(Uneven(32), batch_size=4, num_workers=2, timeout=WAIT_S))
     assert _same_batches(ours, list(torch.utils.data.DataLoader(SlowSquares(32), batch_size=4)))
 
 
@@ -173,7 +178,7 @@ def test_loader_with_uneven_worker_speed_keeps_the_order():
 def test_loader_reraises_a_workers_error_like_torch():
     messages = []
     for loader_class in (DataLoader, torch.utils.data.DataLoader):
-        loader = loader_class(BrokenAt(12, bad=5), batch_size=2, num_workers=2)
+        loader = loader_class(BrokenAt(12, bad=5), batch_size=2, num_workers=2, timeout=WAIT_S)
         got = []
         with pytest.raises(ValueError) as info:
             for batch in loader:
@@ -187,7 +192,8 @@ def test_loader_reraises_a_workers_error_like_torch():
 
 @pytest.mark.exercise("10.3")
 def test_persistent_workers_survive_the_epoch():
-    loader = DataLoader(SlowSquares(10), batch_size=3, num_workers=2, persistent_workers=True)
+    loader = DataLoader(SlowSquares(10), batch_size=3, num_workers=2, persistent_workers=True,
+                        timeout=WAIT_S)
     epochs = [list(loader) for _ in range(3)]
     expected = list(torch.utils.data.DataLoader(SlowSquares(10), batch_size=3))
     assert all(_same_batches(e, expected) for e in epochs)
@@ -199,7 +205,7 @@ def test_persistent_workers_survive_the_epoch():
 
 @pytest.mark.exercise("10.3")
 def test_workers_stop_at_the_end_of_an_epoch():
-    iterator = iter(DataLoader(SlowSquares(6), batch_size=2, num_workers=2))
+    iterator = iter(DataLoader(SlowSquares(6), batch_size=2, num_workers=2, timeout=WAIT_S))
     assert len(list(iterator)) == 3
     assert not any(w.is_alive() for w in iterator.workers), "workers are joined when the epoch ends"
 
