@@ -16,6 +16,11 @@ from pathlib import Path
 
 import pytest
 
+# torch imports sympy (through torch.fx) the first time some functions run
+# (torch.broadcast_shapes, autograd's grad): imported here, in the process that forks
+# the exercises, it is not imported again in each exercise's process.
+import torch.fx.experimental.symbolic_shapes  # noqa: F401
+
 from . import grade_pool
 from .exercise import id_key, stub_exercise_id
 from .grade_detail import describe_failure, test_in_words
@@ -119,6 +124,9 @@ def pytest_runtestloop(session):
         if not items:  # nothing to run: the verdict says no test carries its marker
             (out / f"{exercise_id}.json").write_text(json.dumps({"results": []}))
     (out / "collected").write_text(json.dumps({"pid": os.getpid()}))
+    # Each failure is described by grade_detail from the exception itself; pytest's own
+    # long report, which parses every file of the traceback, would go unread.
+    config.option.tbstyle = "native"
     grade_pool.run_all(
         {i: items for i, items in groups.items() if items},
         lambda exercise_id, items: run_exercise(session, exercise_id, items),

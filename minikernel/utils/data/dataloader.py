@@ -241,15 +241,16 @@ class _MultiProcessIter(_BaseIter):
             self._try_put_index()
         return self._pinned(batch)
 
-    def shutdown(self) -> None:
-        """Tell every worker to stop, wait a little, then terminate what is left."""
+    def shutdown(self, wait: bool = True) -> None:
+        """Tell every worker to stop, wait a little (``wait``), then terminate what is left."""
         if self.shut or os.getpid() != self.owner_pid:
             return
         self.shut = True
-        for index_queue in self.index_queues:
-            index_queue.put(None)
+        if wait:
+            for index_queue in self.index_queues:
+                index_queue.put(None)
         for worker in self.workers:
-            worker.join(timeout=5.0)
+            worker.join(timeout=5.0 if wait else 0)
             if worker.is_alive():
                 worker.terminate()
                 worker.join()
@@ -258,7 +259,11 @@ class _MultiProcessIter(_BaseIter):
             q.close()
 
     def __del__(self) -> None:
-        self.shutdown()
+        # Often collected together with its queues (a reference cycle, e.g. through the
+        # traceback of a batch's error): their feeder threads may have stopped already, so
+        # a None put now would never reach the workers, and each join would wait its 5 s.
+        # Nobody will read their batches: stop them at once.
+        self.shutdown(wait=False)
 
 
 # ExceptionWrapper is part of what next_in_order deals with; re-exported for its users.
