@@ -42,6 +42,11 @@ TEST_LAYERS := test-setup test-solutions test-student test-corpus test-notebooks
 test:
 	@$(MAKE) --no-print-directory $(TEST_LAYERS)
 
+# The layers run two test processes side by side, one per core: one torch (OpenMP)
+# thread each. More threads than cores spin-wait on each other at every operation
+# (a notebook cell that takes 1 s alone took 12 s beside another notebook).
+$(TEST_LAYERS): export OMP_NUM_THREADS ?= 1
+
 test-setup:
 	@echo "==> [0/6] set-up: system packages, .venv from the lock"
 	$(call timed,setup,python3 tools/bootstrap.py --system)

@@ -112,7 +112,6 @@ try:
     torch.arange(3).add_(0.5)
 except RuntimeError as err:
     print("RuntimeError:", err)
-print("CPU kernels run on", torch.get_num_threads(), "threads here")
 
 # %% [markdown]
 # ## 2. The same steps in minikernel
@@ -651,6 +650,7 @@ for forced in ("default", "avx2", "avx512"):
 
 # %% tags=["nbval-ignore-output"]
 threads = torch.get_num_threads()
+print(f"torch runs CPU kernels on {threads} threads here; measured on one:")
 torch.set_num_threads(1)
 n = 1 << 22
 a, b = torch.randn(n), torch.randn(n)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import functools
 import os
 import shutil
 import subprocess
@@ -72,10 +73,18 @@ def _replace_body(course: Path, exercise_id: str, body: str) -> None:
     path.write_text(text.replace(_stub(exercise_id), body, 1))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def book(tmp_path_factory):
     """Release an edition, make the fixture submissions from it, grade them all once."""
-    tmp = tmp_path_factory.mktemp("class")
+    # Once per process, not per module scope: pytest-xdist tears a module's fixtures down
+    # whenever its worker runs out of queued tests, and this one takes half a minute.
+    return _book(tmp_path_factory.getbasetemp())
+
+
+@functools.cache
+def _book(base: Path) -> dict:
+    tmp = base / "class"
+    tmp.mkdir()
     released = tmp / "edition"
     edition.release(released)
     subs = tmp / "submissions"
