@@ -70,7 +70,7 @@ test-notebooks:
 
 test-browser:
 	@echo "==> [5/6] browser tests: JupyterLab and visdom in headless Chromium"
-	$(call timed,browser,MINIKERNEL_SOLUTIONS=all $(PY) -m pytest tests -m browser)
+	$(call timed,browser,MINIKERNEL_SOLUTIONS=all $(PY) -m pytest tests/browser -m browser)
 
 test-smoke:
 	@echo "==> [6/6] smoke: a second supported Python, fresh venv from its lock"
