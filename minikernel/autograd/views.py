@@ -131,12 +131,5 @@ def expand(x: Tensor, shape: Sequence[int]) -> Tensor:
 
 
 def index(x: Tensor, key) -> Tensor:
-    """``x[key]`` with ints and slices, after torch's range checks."""
-    if len(key) > x.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
-    for d, k in enumerate(key):
-        if isinstance(k, (int, np.integer)) and not -x.shape[d] <= k < x.shape[d]:
-            raise IndexError(f"index {int(k)} is out of bounds for dimension {d} with size {x.shape[d]}")
-        if isinstance(k, slice):
-            R.check_slice_step(k.step)
+    """``x[key]`` with ints and slices (the ``index`` operator makes torch's range checks)."""
     return Index.apply(x, key)

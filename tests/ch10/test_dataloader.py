@@ -157,7 +157,8 @@ def test_loader_gives_torchs_batches(num_workers, prefetch_factor):
     for shuffle in (False, True):
         for drop_last in (False, True):
             ours = list(DataLoader(dataset, batch_size=4, shuffle=shuffle, drop_last=drop_last, num_workers=num_workers,
-                                   prefetch_factor=prefetch_factor, timeout=WAIT_S, generator=torch.Generator().manual_seed(1)))
+                                   prefetch_factor=prefetch_factor, timeout=WAIT_S,
+                                   generator=torch.Generator().manual_seed(1)))
             theirs = list(torch.utils.data.DataLoader(dataset, batch_size=4, shuffle=shuffle, drop_last=drop_last,
                                                       generator=torch.Generator().manual_seed(1)))
             assert _same_batches(ours, theirs), f"shuffle={shuffle}, drop_last={drop_last}: batches differ from torch's"
