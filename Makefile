@@ -46,6 +46,10 @@ test:
 # thread each. More threads than cores spin-wait on each other at every operation
 # (a notebook cell that takes 1 s alone took 12 s beside another notebook).
 $(TEST_LAYERS): export OMP_NUM_THREADS ?= 1
+# Python's bytecode caches are written (__pycache__, ignored by git) even where the
+# environment turns them off: the layers start hundreds of processes (graded exercises,
+# notebook kernels, ranks) that would each compile the course's modules again.
+$(TEST_LAYERS): export PYTHONDONTWRITEBYTECODE =
 
 test-setup:
 	@echo "==> [0/6] set-up: system packages, .venv from the lock"

@@ -244,6 +244,22 @@ def test_grader_reports_blocked_with_the_file(tmp_path):
     assert "exercise 1.3 (to_index) in minikernel/strides.py" in row["detail"], row
 
 
+@pytest.mark.own_mode
+def test_an_exercise_stops_at_its_own_stub(tmp_path):
+    # 1.6's first test (test_edges_strides.py) calls is_contiguous, still a stub: the
+    # verdict is TODO whatever the later tests do, so they are not run (here they
+    # would loop for ever in the two functions already written).
+    endless = "while True:\n        pass"
+    copy = _learner_copy(tmp_path, {"strides.py": {("1.6", "permute_strides"): endless,
+                                                   ("1.6", "expand_strides"): endless}})
+    limit = 10
+    env = {"PYTHONPATH": str(copy), "MINIKERNEL_SOLUTIONS": ""}
+    code, report, _ = _grade("1.6", "--timeout", str(limit), env=env, cwd=copy)
+    (row,) = report["exercises"]
+    assert code == 1 and row["status"] == "TODO" and row["seconds"] < limit, row
+    assert not _left_running(str(copy))
+
+
 def test_bad_timeout_is_refused():
     proc = subprocess.run([sys.executable, "-m", "minikernel", "grade", "1.1", "--timeout", "0"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)

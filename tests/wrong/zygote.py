@@ -38,6 +38,7 @@ import hypothesis  # noqa: F401  (imported for the children)
 import numpy  # noqa: F401
 import pytest  # noqa: F401
 import torch  # noqa: F401
+import torch.fx.experimental.symbolic_shapes  # noqa: F401  (sympy: the grader's plugin imports it)
 
 ROOT = Path(__file__).resolve().parents[2]
 
