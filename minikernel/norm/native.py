@@ -90,9 +90,14 @@ def check_inputs(input: Tensor, normalized_shape: ShapeArg, weight: Optional[Ten
 
 # ------------------------------------------------------------ 2-D arrays
 def _matrix(t: Tensor, rows: int, n: int):
-    """``t``'s elements as a C-contiguous ``(rows, n)`` array on its device (a view when ``t`` is contiguous)."""
-    if is_contiguous(t.shape, t.stride()):  # layout's check: no chapter 01 exercise needed
-        flat = t._storage[t.storage_offset():t.storage_offset() + rows * n]
+    """``t``'s elements as a C-contiguous ``(rows, n)`` array on its device (a view when ``t`` is
+    contiguous and, on the GPU, starts at an even offset)."""
+    start = t.storage_offset()
+    # The reference GPU kernel loads two columns at once (8 or 16 bytes, which must start
+    # on a multiple of their size): a GPU tensor at an odd offset is packed like a strided one.
+    aligned = not t.is_cuda or start % 2 == 0
+    if is_contiguous(t.shape, t.stride()) and aligned:  # layout's check: no chapter 01 exercise needed
+        flat = t._storage[start:start + rows * n]
     elif t.is_cuda:  # a strided GPU tensor: pack it on the host (copying is not this chapter's topic)
         from numba import cuda
 

@@ -10,9 +10,31 @@ from minikernel.norm.cpu import Array
 from minikernel.norm.gpu import block_sum
 from minikernel.norm.sizes import NORM_THREADS
 
+#: Column pairs a thread keeps in registers in the paired path (rows up to
+#: ``2 * KEPT_PAIRS * NORM_THREADS`` columns, 1024 on a GPU; longer rows take three passes).
+KEPT_PAIRS = 4
+
 
 def layer_norm_forward_gpu(x: Array, weight: Array, bias: Array, eps: float,
                            out: Array, mean: Array, rstd: Array) -> None:
+    # Tuned past the exercise's three passes (README, measurement log: on an H200 the
+    # three passes move 32% of the GPU's copy bandwidth, this 56%): a row of even
+    # length is read once, two columns per load. Seen as complex numbers (real part:
+    # the even column), a float32 row is a row of 8-byte values and a float64 row one of
+    # 16-byte values, and one load instruction fetches both columns. norm/native.py
+    # hands the kernel rows that start on a multiple of that size.
+    n = x.shape[1]
+    if n % 2 == 1 or n > 2 * KEPT_PAIRS * NORM_THREADS:
+        _three_passes(x, weight, bias, eps, out, mean, rstd)
+    elif x.itemsize == 4:
+        _read_once_in_pairs(x.view(np.complex64), weight, bias, eps, out.view(np.complex64), mean, rstd)
+    else:
+        _read_once_in_pairs(x.view(np.complex128), weight, bias, eps, out.view(np.complex128), mean, rstd)
+
+
+@cuda.jit(device=True)
+def _three_passes(x, weight, bias, eps, out, mean, rstd):
+    """The exercise as its docstring describes it: three passes over the row."""
     partial = cuda.shared.array(NORM_THREADS, np.float64)
     r, t = cuda.blockIdx.x, cuda.threadIdx.x
     n = x.shape[1]
@@ -27,6 +49,41 @@ def layer_norm_forward_gpu(x: Array, weight: Array, bias: Array, eps: float,
     rs = 1.0 / math.sqrt(block_sum(partial, acc) / n + eps)
     for j in range(t, n, NORM_THREADS):  # pass 3: this thread's columns of the output
         out[r, j] = (x[r, j] - m) * rs * weight[j] + bias[j]
+    if t == 0:
+        mean[r] = m
+        rstd[r] = rs
+
+
+@cuda.jit(device=True)
+def _read_once_in_pairs(pairs, weight, bias, eps, out_pairs, mean, rstd):
+    """Thread ``t`` loads pairs ``t, t + NORM_THREADS, ...`` once into registers (columns
+    ``2p`` and ``2p + 1``); the mean, the variance and the output all come from them."""
+    partial = cuda.shared.array(NORM_THREADS, np.float64)
+    even = cuda.local.array(KEPT_PAIRS, np.float64)
+    odd = cuda.local.array(KEPT_PAIRS, np.float64)
+    r, t = cuda.blockIdx.x, cuda.threadIdx.x
+    half = pairs.shape[1]
+    n = 2 * half
+    acc = 0.0
+    for k in range(KEPT_PAIRS):  # a fixed count: numba unrolls it and even/odd stay in registers
+        p = t + k * NORM_THREADS
+        even[k], odd[k] = 0.0, 0.0
+        if p < half:
+            v = pairs[r, p]  # one load, two columns
+            even[k], odd[k] = v.real, v.imag
+        acc += even[k] + odd[k]
+    m = block_sum(partial, acc) / n
+    acc = 0.0
+    for k in range(KEPT_PAIRS):
+        if t + k * NORM_THREADS < half:
+            d0, d1 = even[k] - m, odd[k] - m
+            acc += d0 * d0 + d1 * d1
+    rs = 1.0 / math.sqrt(block_sum(partial, acc) / n + eps)
+    for k in range(KEPT_PAIRS):
+        p = t + k * NORM_THREADS
+        if p < half:
+            out_pairs[r, p] = complex((even[k] - m) * rs * weight[2 * p] + bias[2 * p],
+                                      (odd[k] - m) * rs * weight[2 * p + 1] + bias[2 * p + 1])
     if t == 0:
         mean[r] = m
         rstd[r] = rs

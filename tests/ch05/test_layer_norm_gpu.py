@@ -72,6 +72,22 @@ def test_forward_on_cuda_short_rows_and_a_strided_input():
         assert_close(mine, theirs)
 
 
+@pytest.mark.exercise("5.6")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("n", [2, 2 * NORM_THREADS, 8 * NORM_THREADS + 2])
+@pytest.mark.parametrize("offset", [0, 1])
+def test_forward_on_cuda_even_rows_at_any_offset(dtype, n, offset):
+    # Even rows are where a kernel may load two columns at once; an odd storage offset
+    # shifts every row by one element (on a GPU, off the 8- or 16-byte boundary).
+    flat = randn((offset + 3 * n,), dtype, 34, shift=5.0)
+    x = Tensor.from_torch(flat).cuda()[offset:].view(3, n)
+    assert x.storage_offset() == offset
+    w, b = randn((n,), dtype, 35), randn((n,), dtype, 36)
+    got = native_layer_norm(x, (n,), gpu(w), gpu(b), 1e-5)
+    for mine, theirs in zip(got, torch.native_layer_norm(flat[offset:].view(3, n), (n,), w, b, 1e-5)):
+        assert_close(mine, theirs, n)
+
+
 # ------------------------------------------------------------------ 5.7 backward
 @pytest.mark.exercise("5.7")
 @FEW
