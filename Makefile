@@ -23,7 +23,7 @@ timed = @start=$$(date +%s); $(2); rc=$$?; took=$$(( $$(date +%s) - start )); \
 # The test layers run in order even under `make -j`.
 .NOTPARALLEL:
 .PHONY: lab setup dashboard test test-setup test-solutions test-student test-notebooks \
-        test-browser test-smoke test-corpus grade bench notebooks lock clean
+        test-browser test-smoke test-browser-and-smoke test-corpus grade bench notebooks lock clean
 
 ## lab: set up (first time only) and start JupyterLab on chapters/ (and visdom beside it)
 lab: setup
@@ -40,7 +40,16 @@ setup:
 ## test: everything CI runs, in layers; stops at the first failing layer
 TEST_LAYERS := test-setup test-solutions test-student test-corpus test-notebooks test-browser test-smoke
 test:
-	@$(MAKE) --no-print-directory $(TEST_LAYERS)
+	@$(MAKE) --no-print-directory test-setup test-solutions test-student test-corpus test-notebooks
+	@$(MAKE) --no-print-directory test-browser-and-smoke
+
+# The browser layer mostly waits (on JupyterLab, Chromium, the page) and the smoke layer
+# runs one process at a time, so the two share the cores: the smoke layer's output is
+# shown when both have finished, and either failing fails the run.
+test-browser-and-smoke:
+	@out=$$(mktemp); ( $(MAKE) --no-print-directory test-smoke > "$$out" 2>&1; echo $$? > "$$out.rc" ) & \
+	$(MAKE) --no-print-directory test-browser; browser=$$?; wait; cat "$$out"; smoke=$$(cat "$$out.rc"); \
+	rm -f "$$out" "$$out.rc"; [ $$browser -eq 0 ] && [ $$smoke -eq 0 ]
 
 # The layers run two test processes side by side, one per core: one torch (OpenMP)
 # thread each. More threads than cores spin-wait on each other at every operation
