@@ -45,6 +45,16 @@ def _chapters_01_02_check_your_code(request):
         launch.set_reference_fallback(before)
 GRADING = bool(os.environ.get("MINIKERNEL_GRADING"))
 
+#: Modules whose tests take many seconds each (a chapter run in a notebook kernel, the
+#: grader on a learner's copy): they start first, so that the two workers of a layer
+#: finish together instead of one of them waiting on the other's last long test.
+SLOW_FIRST = ("tests/test_notebooks_student.py", "tests/test_grader.py", "tests/test_gradebook.py")
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-randomly's shuffle: the order within each part stays random
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in SLOW_FIRST)
+
 
 def _stub_ids(exc: BaseException) -> set[str]:
     found, todo = set(), [exc]

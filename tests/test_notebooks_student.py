@@ -90,7 +90,10 @@ def problems(cells: list[dict], code_cells: int, exercises: set[str]) -> list[st
     return found
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+# One xdist group per chapter: under --dist loadgroup a module's tests without a group all
+# go to one worker, and these ten take minutes together.
+@pytest.mark.parametrize("notebook", [pytest.param(p, id=p.stem, marks=pytest.mark.xdist_group(p.stem))
+                                      for p in NOTEBOOKS])
 def test_student_mode_stops_only_at_exercises_and_nbval_fails_only_their_cells(notebook, tmp_path):
     cells = run_in_student_mode(notebook, tmp_path)
     code = [c for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code"]
