@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
-# torch imports sympy (through torch.fx) the first time some functions run
-# (torch.broadcast_shapes, autograd's grad): imported here, in the process that forks
-# the exercises, it is not imported again in each exercise's process.
+# Imported here, in the process that forks the exercises, rather than in each exercise's
+# process: torch imports sympy (through torch.fx) the first time some functions run
+# (torch.broadcast_shapes, autograd's grad), and torch.testing.assert_close imports
+# torch.distributed.tensor on its first call.
+import torch.distributed.tensor  # noqa: F401
 import torch.fx.experimental.symbolic_shapes  # noqa: F401
 
 from . import grade_pool
@@ -129,6 +131,7 @@ def pytest_runtestloop(session):
     # Each failure is described by grade_detail from the exception itself; pytest's own
     # long report, which parses every file of the traceback, would go unread.
     config.option.tbstyle = "native"
+    grade_pool.warm_numba()
     grade_pool.run_all(
         {i: items for i, items in groups.items() if items},
         lambda exercise_id, items: run_exercise(session, exercise_id, items),
