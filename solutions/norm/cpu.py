@@ -22,8 +22,13 @@ def layer_norm_forward_cpu(x: Array, weight: Array, bias: Array, eps: float,
             d = row[j] - m
             squares += d * d
         rs = 1.0 / np.sqrt(squares / n + eps)
+        # Pass 3: the deviation in float64 (a float32 mean would round away a small spread
+        # on a large offset), the rest in the input's precision, as torch computes it:
+        # float32 fits twice as many values per vector instruction.
+        cast = row.dtype.type
+        rsf = cast(rs)
         for j in range(n):  # pass 3: normalize, scale, shift
-            dest[j] = (row[j] - m) * rs * weight[j] + bias[j]
+            dest[j] = cast(row[j] - m) * rsf * weight[j] + bias[j]
         mean[r] = m
         rstd[r] = rs
 
@@ -46,11 +51,12 @@ def layer_norm_backward_cpu(dy: Array, x: Array, mean: Array, rstd: Array, weigh
                 sum_gx += g * xhat
                 pw[j] += grad[j] * xhat
                 pb[j] += grad[j]
-            scale = rs / n
-            dest = dx[r]
+            # dx = rs/n · (n·g - Σg - x̂·Σ(g·x̂)), its three coefficients in the input's precision
+            cast, dest = dx.dtype.type, dx[r]
+            c_g, c_sum, c_xhat = cast(rs), cast(rs / n * sum_g), cast(rs / n * sum_gx)
             for j in range(n):
                 xhat = (row[j] - m) * rs
-                dest[j] = scale * (n * grad[j] * weight[j] - sum_g - xhat * sum_gx)
+                dest[j] = c_g * grad[j] * weight[j] - c_sum - xhat * c_xhat
     for j in prange(n):
         sw = 0.0
         sb = 0.0
