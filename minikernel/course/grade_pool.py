@@ -62,8 +62,10 @@ def warm_numba() -> None:
     exercise's process does not: the first kernel a process compiles or reads from
     numba's cache imports and registers numba's typing and lowering modules (about 0.3 s).
     Call it in the parent, before forking; it starts no thread."""
-    if "numba" in sys.modules:  # imported here only when already imported: minikernel.device
-        from numba.core.registry import cpu_target  # must set numba's variables before its import
+    # Only when the tests imported numba: minikernel.device sets numba's variables (the
+    # CUDA simulator or not) before numba's first import, so this must not be that import.
+    if "numba" in sys.modules:
+        from numba.core.registry import cpu_target
 
         cpu_target.target_context.refresh()
 
