@@ -1,6 +1,8 @@
 """Exercises 3.1 (topological_order) and 3.3 (run_backward, accumulate_grad), against torch."""
 from __future__ import annotations
 
+import sys
+
 import pytest
 import torch
 from hypothesis import given
@@ -174,16 +176,36 @@ def test_create_graph_keeps_the_gradient_differentiable():
             assert x.grad.item() == pytest.approx(expected, rel=1e-12)
 
 
-@pytest.mark.exercise("3.3")
-def test_a_10000_op_chain_backpropagates_without_recursion():
-    x = mk.tensor(0.5, requires_grad=True, dtype="float64")
+def _frames_below() -> int:
+    """How many Python frames are on the stack under the caller's."""
+    frame, depth = sys._getframe(1), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+def _chain(x, links: int):
     y = x
-    for _ in range(10_000):
+    for _ in range(links):
         y = (y + x).tanh()
-    y.backward()
+    return y
+
+
+@pytest.mark.exercise("3.3")
+def test_a_long_chain_backpropagates_without_recursion():
+    # 2,000 nodes, backpropagated with room for only 300 more Python frames: an engine
+    # that recursed once per node (or per step of its loop) raises RecursionError.
+    # A short chain first, so that no kernel is compiled while the limit is low.
+    x = mk.tensor(0.5, requires_grad=True, dtype="float64")
+    _chain(x, 2).backward()
+    x.grad = None
+    y = _chain(x, 1_000)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(_frames_below() + 300)
+    try:
+        y.backward()
+    finally:
+        sys.setrecursionlimit(limit)
     tx = torch.tensor(0.5, requires_grad=True, dtype=torch.float64)
-    ty = tx
-    for _ in range(10_000):
-        ty = (ty + tx).tanh()
-    ty.backward()
+    _chain(tx, 1_000).backward()
     assert x.grad.item() == pytest.approx(tx.grad.item(), rel=1e-9)
