@@ -16,6 +16,7 @@ from minikernel.course import exercise as ex
 from minikernel.course.grade_detail import (
     expected_vs_got,
     failing_input,
+    learner_frame,
     learner_frame_from_dump,
     one_line_call,
     test_in_words as words_for,
@@ -94,6 +95,37 @@ def test_learner_frame_from_a_stack_dump_skips_the_harness():
             f'  File "{ROOT}/tests/ch01/test_strides.py", line 5 in test_x\n')
     assert learner_frame_from_dump(dump).startswith("minikernel/strides.py:1 in <module>")
     assert learner_frame_from_dump('  File "/usr/lib/python3.11/x.py", line 1 in f\n') == ""
+
+
+def test_learner_frame_prefers_the_exercises_file_over_a_deeper_library_frame():
+    # to_index (exercise 1.3, minikernel/strides.py) calls into minikernel/tensor.py, which raises
+    scope: dict = {}
+    exec(compile("def deep():\n    raise ValueError('bad shape')\n", str(ROOT / "minikernel/tensor.py"), "exec"), scope)
+    exec(compile("def to_index():\n    deep()\n", str(ROOT / "minikernel/strides.py"), "exec"), scope)
+    try:
+        scope["to_index"]()
+    except ValueError as err:
+        tb = err.__traceback__
+    assert learner_frame(tb).startswith("minikernel/strides.py:2 in to_index"), learner_frame(tb)
+
+
+def test_learner_frame_from_a_dump_names_the_override_file(tmp_path, monkeypatch):
+    case = tmp_path / "case.py"
+    case.write_text('EXERCISE = "1.3"\n\n\ndef to_index(ordinal, shape, out_index):\n    while True:\n        pass\n')
+    monkeypatch.setenv(ex.OVERRIDE_VAR, str(case))
+    dump = (f'Thread 0x1 (most recent call first):\n'
+            f'  File "{case}", line 5 in to_index\n'
+            f'  File "{ROOT}/tests/ch01/test_strides.py", line 5 in test_x\n'
+            f'  File "{ROOT}/minikernel/__main__.py", line 9 in main\n')
+    assert learner_frame_from_dump(dump) == f"{case}:5 in to_index: while True:"
+
+
+def test_learner_frame_of_a_recursion_names_the_recursive_call():
+    dump = ('Thread 0x1 (most recent call first):\n'
+            f'  File "{ROOT}/minikernel/strides.py", line 9 in add\n'
+            + f'  File "{ROOT}/minikernel/strides.py", line 3 in walk\n' * 60
+            + f'  File "{ROOT}/tests/ch01/test_strides.py", line 5 in test_x\n')
+    assert learner_frame_from_dump(dump).startswith("minikernel/strides.py:3 in walk"), learner_frame_from_dump(dump)
 
 
 def test_test_in_words():

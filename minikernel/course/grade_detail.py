@@ -8,10 +8,14 @@ line, not the test harness's.
 """
 from __future__ import annotations
 
+import collections
+import os
 import re
 import traceback
 from pathlib import Path
 from types import TracebackType
+
+from . import exercise as ex
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Where a learner's code lives: minikernel/ (not the course machinery) and the
@@ -19,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 _LEARNER_DIRS = (ROOT / "minikernel", ROOT / "solutions")
 _COURSE_DIR = ROOT / "minikernel" / "course"
 _MAX_LINES = 14
+#: A line on the stack this many times is a recursion: that line is named, not the deepest.
+_RECURSION_FRAMES = 50
 _MAX_CHARS = 1500
 
 
@@ -48,29 +54,54 @@ def _relative(filename: str) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else filename
 
 
+def exercise_files() -> set[Path]:
+    """The files that hold the exercises in use: each registered exercise's module under
+    minikernel/, its reference under solutions/, and the files ``MINIKERNEL_OVERRIDE``
+    puts in their place."""
+    files = set()
+    for entry in ex.registry().values():
+        relative = Path(*entry.module.split(".")).with_suffix(".py")
+        files |= {ROOT / "minikernel" / relative, ROOT / "solutions" / relative}
+    try:
+        files |= set(ex.parse_overrides(os.environ.get(ex.OVERRIDE_VAR)).values())
+    except (OSError, ValueError):  # a bad variable is reported where the exercises are imported
+        pass
+    return files
+
+
+def _deepest(frames: list[tuple[str, int, str, str | None]]) -> str:
+    """Of ``(file, line, function, code or None)`` frames, innermost last: the deepest in an
+    exercise's file, else the deepest in the learner's package (``is_learner_file``).
+    An exercise's file first: an error raised in a helper of the package (a kernel
+    launcher) still names the learner's own line; and a line that is on the stack
+    ``_RECURSION_FRAMES`` times or more (a RecursionError) is named instead of the deepest."""
+    own = exercise_files()
+    mine = [f for f in frames if Path(f[0]).resolve() in own] or [f for f in frames if is_learner_file(f[0])]
+    if not mine:
+        return ""
+    (place, times), = collections.Counter(f[:2] for f in mine).most_common(1)
+    filename, lineno, name, line = next(f for f in reversed(mine) if f[:2] == place) \
+        if times >= _RECURSION_FRAMES else mine[-1]
+    if line is None:  # a stack dump names the line, not its code
+        try:
+            line = Path(filename).read_text().splitlines()[lineno - 1]
+        except (OSError, IndexError):
+            line = ""
+    return f"{_relative(filename)}:{lineno} in {name}: {line.strip()}"
+
+
 def learner_frame(tb: TracebackType | None) -> str:
     """``minikernel/strides.py:42 in to_index: return ordinal % shape[d]``, the deepest
-    frame of the traceback in the learner's code, or ``""`` when none is."""
-    frames = [f for f in traceback.extract_tb(tb) if is_learner_file(f.filename)]
-    if not frames:
-        return ""
-    f = frames[-1]
-    return f"{_relative(f.filename)}:{f.lineno} in {f.name}: {(f.line or '').strip()}"
+    frame of the traceback in the learner's code (see ``_deepest``), or ``""`` when none is."""
+    return _deepest([(f.filename, f.lineno, f.name, f.line or "") for f in traceback.extract_tb(tb)])
 
 
 def learner_frame_from_dump(text: str) -> str:
     """The same from a ``faulthandler`` stack dump (a hung or crashed process), where
     the most recent call comes first."""
-    for match in re.finditer(r'File "([^"]+)", line (\d+) in (\S+)', text):
-        filename, lineno, name = match.groups()
-        if is_learner_file(filename):
-            line = ""
-            try:
-                line = Path(filename).read_text().splitlines()[int(lineno) - 1].strip()
-            except (OSError, IndexError):
-                pass
-            return f"{_relative(filename)}:{lineno} in {name}: {line}"
-    return ""
+    frames = [(filename, int(lineno), name, None)
+              for filename, lineno, name in re.findall(r'File "([^"]+)", line (\d+) in (\S+)', text)]
+    return _deepest(frames[::-1])
 
 
 def one_line_call(text: str) -> str:
