@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 _LEARNER_DIRS = (ROOT / "minikernel", ROOT / "solutions")
 _COURSE_DIR = ROOT / "minikernel" / "course"
 _MAX_LINES = 14
+_MAX_CHARS = 1500
 #: A line on the stack this many times is a recursion: that line is named, not the deepest.
 _RECURSION_FRAMES = 50
-_MAX_CHARS = 1500
 
 
 def test_in_words(name: str, doc: str | None) -> str:
