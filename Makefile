@@ -38,9 +38,10 @@ setup:
 	python3 tools/bootstrap.py
 
 ## test: everything CI runs, in layers; stops at the first failing layer
-TEST_LAYERS := test-setup test-solutions test-student test-corpus test-notebooks test-browser test-smoke
+SERIAL_LAYERS := test-setup test-solutions test-student test-corpus test-notebooks
+TEST_LAYERS := $(SERIAL_LAYERS) test-browser test-smoke
 test:
-	@$(MAKE) --no-print-directory test-setup test-solutions test-student test-corpus test-notebooks
+	@$(MAKE) --no-print-directory $(SERIAL_LAYERS)
 	@$(MAKE) --no-print-directory test-browser-and-smoke
 
 # The browser layer mostly waits (on JupyterLab, Chromium, the page) and the smoke layer
