@@ -657,7 +657,7 @@ for shape, normalized in [((2, 3, 8), (8,)), ((4, 2, 3, 5), (3, 5)), ((200, 64),
 # thread per column. PyTorch's CUDA kernels reduce inside a warp with shuffles (and
 # across warps through shared memory), carrying Welford triples that they merge with
 # 5.3's formula. Without a GPU these run on numba's CUDA simulator, with small
-# blocks (`minikernel.norm.sizes.NORM_THREADS` is 8 there, 128 on a GPU), so the
+# blocks (`minikernel.norm.sizes.NORM_THREADS` is 8 there, 64 on a GPU), so the
 # examples are small: a row of 19 values is more than two simulated blocks wide.
 
 # %% [markdown]

@@ -16,6 +16,10 @@ imported and decides, without importing numba:
   :func:`cuda_device_count`): the real GPU;
 * otherwise: it sets ``NUMBA_ENABLE_CUDASIM=1`` itself (and child processes inherit it).
 
+On a GPU it also names minikernel's caching allocator as numba's memory manager
+(``NUMBA_CUDA_MEMORY_MANAGER=minikernel.cuda_allocator``, unless already set): see
+:mod:`minikernel.cuda_allocator`.
+
 ``CUDA_BACKEND`` records the outcome: ``"gpu"``, ``"simulator"`` or ``"unavailable"``
 (numba was imported earlier without the simulator and there is no GPU).
 """
@@ -29,6 +33,7 @@ from dataclasses import dataclass
 from typing import Union
 
 _SIM_VAR = "NUMBA_ENABLE_CUDASIM"
+_MEMORY_MANAGER_VAR, _CACHING_ALLOCATOR = "NUMBA_CUDA_MEMORY_MANAGER", "minikernel.cuda_allocator"
 _NVML = ("libnvidia-ml.so.1", "libnvidia-ml.so", "nvml.dll")
 _CUDA_DRIVERS = ("libcuda.so.1", "libcuda.so", "nvcuda.dll")
 # Asked in a child process when the driver has no NVML beside it (see cuda_device_count).
@@ -117,6 +122,8 @@ def _choose_backend() -> tuple[str, str]:
 
 
 CUDA_BACKEND, CUDA_REASON = _choose_backend()
+if CUDA_BACKEND == "gpu":  # read by numba when it is imported; numba imported earlier keeps its own
+    os.environ.setdefault(_MEMORY_MANAGER_VAR, _CACHING_ALLOCATOR)
 #: True when "cuda" tensors and GPU kernels run on numba's CUDA simulator.
 SIMULATOR = CUDA_BACKEND == "simulator"
 

@@ -25,6 +25,14 @@ def test_median_ms_batches_fast_calls():
     assert len(calls) > 3 * 10  # sub-microsecond calls are timed many at a time
 
 
+def test_min_batch_times_slow_calls_together():
+    calls, synced = [], []
+    bench.samples_ms(lambda: (calls.append(1), time.sleep(0.002)), warmup=0, repeat=2,
+                     sync=lambda: synced.append(len(calls)), min_batch=5)
+    # after the warm-up's sync: one probe call, then two batches of 5 calls, each followed by one sync
+    assert synced == [0, 1, 6, 11]
+
+
 def test_bench_cli_reports_every_row():
     proc = subprocess.run([sys.executable, "-m", "minikernel", "bench", "--quick", "--json"],
                           capture_output=True, text=True, env=dict(os.environ), timeout=300)

@@ -110,6 +110,7 @@ class CountingArray:
     size = property(lambda self: self.data.size)
     ndim = property(lambda self: self.data.ndim)
     dtype = property(lambda self: self.data.dtype)
+    itemsize = property(lambda self: self.data.itemsize)
 
 
 @contextmanager

@@ -28,7 +28,7 @@ from ..kernels.jit import Kernel
 from ..kernels.layout import contiguous_strides, is_contiguous
 from ..tensor import Tensor
 from . import cpu, gpu
-from .sizes import NORM_THREADS
+from .sizes import NORM_THREADS, WIDE_LOAD
 
 ShapeArg = Union[int, Sequence[int]]
 Stats = tuple[Tensor, Tensor, Tensor]  #: (out, mean, rstd) or (dx, dw, db)
@@ -91,26 +91,31 @@ def check_inputs(input: Tensor, normalized_shape: ShapeArg, weight: Optional[Ten
 # ------------------------------------------------------------ 2-D arrays
 def _matrix(t: Tensor, rows: int, n: int):
     """``t``'s elements as a C-contiguous ``(rows, n)`` array on its device (a view when ``t`` is
-    contiguous and, on the GPU, starts at an even offset)."""
+    contiguous and, on the GPU, starts on a 16-byte boundary)."""
+    return _flat(t, rows * n).reshape(rows, n)
+
+
+def _flat(t: Tensor, size: int):
+    """``t``'s ``size`` elements as a 1-D C-contiguous array on its device (see ``_matrix``)."""
     start = t.storage_offset()
-    # The reference GPU kernel loads two columns at once (8 or 16 bytes, which must start
-    # on a multiple of their size): a GPU tensor at an odd offset is packed like a strided one.
-    aligned = not t.is_cuda or start % 2 == 0
+    # The reference GPU kernel loads 16 bytes at once, which must start on a multiple of
+    # 16: a GPU tensor that starts elsewhere is packed like a strided one.
+    aligned = not t.is_cuda or (start * t._storage.dtype.itemsize) % WIDE_LOAD == 0
     if is_contiguous(t.shape, t.stride()) and aligned:  # layout's check: no chapter 01 exercise needed
-        flat = t._storage[start:start + rows * n]
-    elif t.is_cuda:  # a strided GPU tensor: pack it on the host (copying is not this chapter's topic)
+        # (each slice of a numba device array is a new array object that looks up the CUDA
+        # context: a whole storage is passed as it is)
+        return t._storage if start == 0 and t._storage.size == size else t._storage[start:start + size]
+    if t.is_cuda:  # a strided GPU tensor: pack it on the host (copying is not this chapter's topic)
         from numba import cuda
 
-        flat = cuda.to_device(np.ascontiguousarray(t.cpu()._numpy_view()).reshape(-1))
-    else:
-        flat = np.ascontiguousarray(t._numpy_view()).reshape(-1)
-    return flat.reshape(rows, n)
+        return cuda.to_device(np.ascontiguousarray(t.cpu()._numpy_view()).reshape(-1))
+    return np.ascontiguousarray(t._numpy_view()).reshape(-1)
 
 
 def _vector(t: Optional[Tensor], n: int, fill: float, like: Tensor):
     """``weight``/``bias`` as an ``(n,)`` array; ones/zeros when the layer has none."""
     if t is not None:
-        return _matrix(t, 1, n).reshape(n)
+        return _flat(t, n)
     values = np.full(n, fill, like.dtype)
     if like.is_cuda:
         from numba import cuda

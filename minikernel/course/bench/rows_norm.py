@@ -5,13 +5,16 @@ Both sides call the kernel-level operators (no autograd bookkeeping on either):
 rstd — minikernel's against ``torch.native_layer_norm`` and
 ``torch.ops.aten.native_layer_norm_backward``, outputs allocated on both sides.
 On the CPU the rows use 4096x1024 float32. The GPU rows (``gpu``) use 16 times
-as many rows, against torch on the same GPU when it has CUDA.
+as many rows, against torch on the same GPU when it has CUDA; one more GPU row times
+the forward kernel alone (see ``_gpu_forward_kernel``).
 """
 from __future__ import annotations
 
 import torch
 
 from ...norm import native_layer_norm, native_layer_norm_backward
+from ...norm.native import KERNELS
+from ...norm.sizes import NORM_THREADS
 from ...tensor import Tensor
 from . import gpu
 from .timing import row
@@ -83,3 +86,20 @@ def _gpu_forward_backward():
     inputs = _inputs(rows=GPU_ROWS)
     mine = _minikernel_calls(*[Tensor.from_torch(t).cuda() for t in inputs])[1]
     return mine, _torch_calls(*[t.to(gpu.TORCH_DEVICE) for t in inputs])[1]
+
+
+@row(gpu.label(f"ch05 cuda layernorm forward, kernel alone {GPU_ROWS}x{N} float32"), gpu.sync,
+     bytes=2 * GPU_ROWS * N * 4, skip=gpu.skip_reason, min_batch=20)
+def _gpu_forward_kernel():
+    """The forward kernel launched into arrays allocated once (no checks, no tensors, no
+    allocation), 20 launches per timed batch, against ``torch.native_layer_norm``: what the
+    kernel itself moves per second, to hold against the GPU's copy bandwidth. The row
+    above times the whole call, whose host work (checks, output tensors, array views,
+    numba's launch) took longer than the kernel on an H100 (README, *On a GPU*)."""
+    x, w, b, _ = _inputs(rows=GPU_ROWS)
+    xm, wm, bm, outm = (Tensor.from_torch(t).cuda()._storage for t in (x, w, b, torch.empty_like(x)))
+    mean, rstd = (Tensor.from_torch(torch.empty(GPU_ROWS)).cuda()._storage for _ in range(2))
+    args = (xm.reshape(GPU_ROWS, N), wm, bm, 1e-5, outm.reshape(GPU_ROWS, N), mean, rstd)
+    kernel = KERNELS["cuda"]["forward"]
+    theirs = _torch_calls(*[t.to(gpu.TORCH_DEVICE) for t in (x, w, b, x)])[0]
+    return (lambda: kernel.launch(GPU_ROWS, NORM_THREADS, *args)), theirs

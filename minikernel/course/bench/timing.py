@@ -49,6 +49,7 @@ class Row:
     bytes: int | None = None
     flops: int | None = None
     skip: Callable[[], str | None] | None = None  #: why the row cannot run here (None: it can)
+    min_batch: int = 1  #: calls per timed batch at least (see ``samples_ms``)
 
 
 @dataclass
@@ -69,11 +70,13 @@ ROWS: list[Row] = []
 
 
 def row(name: str, sync: Callable[[], None] | None = None, *, bytes: int | None = None, flops: int | None = None,
-        skip: Callable[[], str | None] | None = None):
+        skip: Callable[[], str | None] | None = None, min_batch: int = 1):
     """Register a benchmark row: decorate a setup function returning (minikernel_call, torch_call).
 
     ``skip``, when given, is asked before the row runs: a reason (a string) lists the
     row as skipped with that reason instead of timing it (the GPU rows without a GPU).
+    ``min_batch``: calls per timed batch at least; a GPU row that times kernels alone
+    sets it, so each launch's host work overlaps the kernels queued before it.
 
     Example::
 
@@ -84,14 +87,15 @@ def row(name: str, sync: Callable[[], None] | None = None, *, bytes: int | None 
             return (lambda: m.relu()), (lambda: t.relu())
     """
     def register(setup):
-        ROWS.append(Row(name, setup, sync, bytes, flops, skip))
+        ROWS.append(Row(name, setup, sync, bytes, flops, skip, min_batch))
         return setup
     return register
 
 
-def median_ms(fn: Thunk, warmup: int = 3, repeat: int = 15, sync: Callable[[], None] | None = None) -> float:
+def median_ms(fn: Thunk, warmup: int = 3, repeat: int = 15, sync: Callable[[], None] | None = None,
+              min_batch: int = 1) -> float:
     """Median wall time of one ``fn()`` in milliseconds, after ``warmup`` untimed calls."""
-    return statistics.median(samples_ms(fn, warmup, repeat, sync))
+    return statistics.median(samples_ms(fn, warmup, repeat, sync, min_batch))
 
 
 def spread_pct(samples: list[float]) -> float:
@@ -102,11 +106,13 @@ def spread_pct(samples: list[float]) -> float:
     return 100.0 * (q3 - q1) / statistics.median(samples)
 
 
-def samples_ms(fn: Thunk, warmup: int = 3, repeat: int = 15, sync: Callable[[], None] | None = None) -> list[float]:
+def samples_ms(fn: Thunk, warmup: int = 3, repeat: int = 15, sync: Callable[[], None] | None = None,
+               min_batch: int = 1) -> list[float]:
     """``repeat`` wall times of one ``fn()`` in milliseconds, after ``warmup`` untimed calls.
 
     Calls shorter than a millisecond are timed in batches (the batch time divided
-    by its size), so the timer's own resolution and overhead do not dominate.
+    by its size), so the timer's own resolution and overhead do not dominate; a batch
+    has ``min_batch`` calls at least.
     """
     def timed(number: int) -> float:
         start = time.perf_counter_ns()
@@ -120,7 +126,7 @@ def samples_ms(fn: Thunk, warmup: int = 3, repeat: int = 15, sync: Callable[[], 
         fn()
     if sync:
         sync()
-    number = max(1, min(10_000, int(1e6 / max(timed(1), 1.0))))  # about 1 ms per sample
+    number = max(min_batch, min(10_000, int(1e6 / max(timed(1), 1.0))))  # about 1 ms per sample
     return [timed(number) / 1e6 for _ in range(repeat)]
 
 
@@ -135,11 +141,11 @@ def run_row(r: Row, warmup: int, repeat: int) -> Result:
         return Result(r.name, None, None, None, f"skipped: {reason}")
     mine, theirs = r.setup()
     unit = "GB/s" if r.bytes is not None else "GFLOP/s" if r.flops is not None else ""
-    torch_samples = samples_ms(theirs, warmup, repeat, r.sync)
+    torch_samples = samples_ms(theirs, warmup, repeat, r.sync, r.min_batch)
     torch_ms = statistics.median(torch_samples)
     base = dict(unit=unit, torch_rate=_rate(r, torch_ms), torch_spread_pct=spread_pct(torch_samples))
     try:
-        mine_samples = samples_ms(mine, warmup, repeat, r.sync)
+        mine_samples = samples_ms(mine, warmup, repeat, r.sync, r.min_batch)
     except NotImplementedError as err:
         todo = stub_exercise_id(err)
         return Result(r.name, None, torch_ms, None,
