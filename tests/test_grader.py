@@ -292,6 +292,45 @@ def test_an_exercise_stops_at_its_own_stub(tmp_path):
     assert not _left_running(str(copy))
 
 
+# 1.2's function as an override: a wrong answer in the first test that calls it, then, in
+# any later test, either an endless loop or the stub's own error (a body written above it).
+_FIRST_TEST_WRONG_THEN = '''import os
+
+EXERCISE = "1.2"
+_first = []
+
+
+def index_to_position(index, strides, offset=0):
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
+    _first[:] = _first or [test]
+    if test == _first[0]:
+        return -1
+{later}
+'''
+
+
+def test_a_wrong_exercise_stops_at_its_first_failure(tmp_path):
+    case = tmp_path / "case.py"
+    case.write_text(_FIRST_TEST_WRONG_THEN.format(later="    while True:\n        pass"))
+    limit = 20
+    code, report, _ = _grade("1.2", "--timeout", str(limit), env={ex.OVERRIDE_VAR: str(case)})
+    (row,) = report["exercises"]
+    # FAIL either way; without the stop it would be the later test's endless loop, at the limit
+    assert code == 1 and row["status"] == "FAIL" and row["seconds"] < limit, row
+    assert "-1" in row["detail"] and "limit" not in row["detail"], row
+
+
+def test_a_half_written_exercise_still_grades_todo(tmp_path):
+    # The stub's raise is still in the body: a later test reaches it, so the first
+    # failure does not settle the verdict.
+    case = tmp_path / "case.py"
+    case.write_text(_FIRST_TEST_WRONG_THEN.format(
+        later='    raise NotImplementedError("exercise 1.2 (index_to_position) is not implemented yet")'))
+    code, report, _ = _grade("1.2", env={ex.OVERRIDE_VAR: str(case)})
+    (row,) = report["exercises"]
+    assert code == 1 and row["status"] == "TODO", row
+
+
 def test_bad_timeout_is_refused():
     proc = subprocess.run([sys.executable, "-m", "minikernel", "grade", "1.1", "--timeout", "0"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)

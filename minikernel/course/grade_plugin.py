@@ -10,6 +10,7 @@ a crash, can still be reported by the test it was running.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import os
 from pathlib import Path
@@ -24,7 +25,7 @@ import torch.distributed.tensor  # noqa: F401
 import torch.fx.experimental.symbolic_shapes  # noqa: F401
 
 from . import grade_pool
-from .exercise import id_key, stub_exercise_id
+from .exercise import STUB_MESSAGE_RE, id_key, registry, stub_exercise_id
 from .grade_detail import describe_failure, test_in_words
 
 
@@ -97,17 +98,49 @@ class Recorder:
         tmp.replace(self.out / f"{self.id}.json")  # whole or absent: a crash never leaves half
 
 
+def may_raise_own_stub(exercise_id: str) -> bool:
+    """Whether the code in use for the exercise may still raise its own stub's error: one of
+    its functions names the exercise in a ``NotImplementedError`` (a stub, or a body written
+    above the stub's line that still reaches it). True when the source cannot be read."""
+    entry = registry().get(exercise_id)
+    if entry is None:
+        return True
+    for fn in entry.active.values():
+        try:
+            source = inspect.getsource(fn)
+        except (OSError, TypeError):
+            return True
+        if "NotImplementedError" in source and any(m[1] == exercise_id for m in STUB_MESSAGE_RE.finditer(source)):
+            return True
+    return False
+
+
+def _settled(results: list[dict], exercise_id: str, stub_possible: bool) -> bool:
+    """Whether no later test can change the exercise's verdict (see ``grade_report.classify``).
+
+    Its own stub raised: TODO, whatever else happens. A test failed for another reason
+    than a stub, and the exercise's code holds no stub of its own: FAIL, described by
+    that first failure (a later BLOCKED or FAIL does not change it)."""
+    if any(r["stub"] == exercise_id for r in results):
+        return True
+    return not stub_possible and any(r["outcome"] == "failed" and r["stub"] is None for r in results)
+
+
 def run_exercise(session, exercise_id: str, items: list) -> None:
-    """In the forked child: run one exercise's tests, record them, write the results."""
+    """In the forked child: run one exercise's tests, record them, write the results.
+
+    The tests stop once the verdict is settled (``_settled``): the report is the same,
+    sooner, and a test that would hang after the deciding one is not reached."""
     recorder = Recorder(Path(session.config.getoption("--mk-out")), exercise_id)
     session.config.pluginmanager.register(recorder, "mk-recorder")
+    stub_possible = may_raise_own_stub(exercise_id)
     for i, item in enumerate(items):
         recorder.starting(item)
         item.config.hook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
         if session.shouldfail or session.shouldstop:  # -x / --maxfail, as pytest's own loop honours them
             break
-        if any(r["stub"] == exercise_id for r in recorder.results):
-            break  # the exercise's own stub raised: it grades TODO whatever the other tests do
+        if _settled(recorder.results, exercise_id, stub_possible):
+            break
     recorder.finish()
 
 
