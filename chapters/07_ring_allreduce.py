@@ -466,8 +466,8 @@ plt.show()
 #
 # The reference ring (`solutions/distributed/ring.py`) cuts every chunk into `P`
 # pieces (`minikernel.distributed.pieces`: at most 2 MiB each) and sends each piece on the moment it has
-# been added, while the next one is already arriving (two scratch pieces take turns:
-# double buffering). The links then stream `2 (N - 1) P` pieces back to back, and only
+# been added, while the next ones are already arriving (every scatter-reduce receive is posted
+# up front, into a scratch piece of its own). The links then stream `2 (N - 1) P` pieces back to back, and only
 # the last piece's addition shows (when additions are no slower than the link):
 #
 # `T(P) = 2 (N - 1) (P · alpha + S / N · beta) + gamma · S / (N P)`

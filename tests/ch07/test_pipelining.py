@@ -52,10 +52,9 @@ def _replay(n: int, p: int, alpha: float, beta: float, gamma: float, nbytes: flo
     Every rank does the same, so the previous rank's k-th send is this rank's k-th
     arrival, and the next rank posts its k-th receive when this rank does. A send
     starts when its data is ready, the link is free and the receiver has posted the
-    matching receive. Scatter-reduce receives go into two scratch pieces (receive k
-    is posted once piece k - 2 has been added); allgather receives are all posted
-    once the scatter-reduce's forwards have left; the finished chunk's pieces leave
-    as soon as they are added.
+    matching receive. Scatter-reduce receives are all posted at the start (a scratch
+    piece each); allgather receives are all posted once the scatter-reduce's forwards
+    have left; the finished chunk's pieces leave as soon as they are added.
     """
     m = nbytes / n / p
     t, g = alpha + beta * m, gamma * m
@@ -72,16 +71,13 @@ def _replay(n: int, p: int, alpha: float, beta: float, gamma: float, nbytes: flo
         link = start + t
         send_end.append(link)
 
-    for k in range(arrivals_sr):  # receives: the first two at once, then one per addition done
-        posted.append(0.0 if k < 2 else math.inf)
+    posted += [0.0] * arrivals_sr  # the scatter-reduce's receives: all at once
     sends_sr = (n - 1) * p  # own chunk and the forwarded pieces; then the finished chunk's pieces
     for i in range(arrivals_sr):
         while len(send_end) <= i:
             send(len(send_end))  # what arrives at the next rank as its i-th piece, by symmetry
         done = max(send_end[i], add_end[-1] if add_end else 0.0) + g
         add_end.append(done)
-        if i + 2 < arrivals_sr:
-            posted[i + 2] = done
         ready.append(done)  # forwarded: the next scatter-reduce step, or the allgather's first
     while len(send_end) < sends_sr:
         send(len(send_end))
