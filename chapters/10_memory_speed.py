@@ -64,6 +64,7 @@ from minikernel.ao.quantization import fuse as mk_fuse
 from minikernel.ao.quantization import quantize as mk_quant
 from minikernel.course import notebook_display
 from minikernel.course.exercise import finish_message
+from minikernel.memory_pool import BlockPool
 from minikernel.utils import checkpoint as mk_ckpt
 from minikernel.utils import data as mk_data
 from minikernel.utils.data.examples import BrokenAt, SlowSquares
@@ -1094,6 +1095,25 @@ message, outcome = cuda_tour.reset_max_memory_allocated_forwarding()
 print("FutureWarning:", message)
 print("then:", outcome)
 allocator = cuda_tour.run_or_show(cuda_tour.demo_caching_allocator)
+
+# %% [markdown]
+# minikernel's own `"cuda"` tensors keep freed blocks the same way: on a GPU, numba's
+# memory manager is replaced by one (`minikernel/cuda_allocator.py`) that puts a
+# `BlockPool` (`minikernel/memory_pool.py`) in front of the driver, because asking the
+# driver for 256 MiB took longer than a LayerNorm kernel takes to write them (README,
+# *On a GPU*). The pool's bookkeeping needs no GPU; here it is on its own, with names
+# standing in for the device pointers:
+
+# %%
+pool = BlockPool()
+size, block = pool.take(100 * 2**20)  # nothing cached: the allocator asks the driver for `size` bytes
+print("first request: block", block, "| allocated, reserved MiB:", pool.allocated >> 20, pool.reserved >> 20)
+pool.give(size, "block A")  # the tensor is freed: allocated drops, reserved does not
+print("after the free:          allocated, reserved MiB:", pool.allocated >> 20, pool.reserved >> 20)
+size, block = pool.take(99 * 2**20)  # rounded to the same 2 MiB class: the cached block again
+print("next request: block", repr(block), "| allocated, reserved MiB:", pool.allocated >> 20, pool.reserved >> 20)
+pool.give(size, block)
+print("empty_cache frees", pool.drain(), "| allocated, reserved MiB:", pool.allocated >> 20, pool.reserved >> 20)
 
 # %% [markdown]
 # **Pinned memory and `non_blocking`.** §3 showed that `pin_memory` allocates
