@@ -96,10 +96,11 @@ def _gpu_forward_kernel():
     kernel itself moves per second, to hold against the GPU's copy bandwidth. The row
     above times the whole call, whose host work (checks, output tensors, array views,
     numba's launch) took longer than the kernel on an H100 (README, *On a GPU*)."""
-    x, w, b, _ = _inputs(rows=GPU_ROWS)
-    xm, wm, bm, outm = (Tensor.from_torch(t).cuda()._storage for t in (x, w, b, torch.empty_like(x)))
-    mean, rstd = (Tensor.from_torch(torch.empty(GPU_ROWS)).cuda()._storage for _ in range(2))
-    args = (xm.reshape(GPU_ROWS, N), wm, bm, 1e-5, outm.reshape(GPU_ROWS, N), mean, rstd)
+    inputs = _inputs(rows=GPU_ROWS)
+    x, w, b, _ = inputs
+    out, stats = torch.empty_like(x), torch.empty(GPU_ROWS)
+    x2, w1, b1, out2, mean, rstd = (Tensor.from_torch(t).cuda()._storage for t in (x, w, b, out, stats, stats))
+    args = (x2.reshape(GPU_ROWS, N), w1, b1, 1e-5, out2.reshape(GPU_ROWS, N), mean, rstd)
     kernel = KERNELS["cuda"]["forward"]
-    theirs = _torch_calls(*[t.to(gpu.TORCH_DEVICE) for t in (x, w, b, x)])[0]
+    theirs = _torch_calls(*[t.to(gpu.TORCH_DEVICE) for t in inputs])[0]
     return (lambda: kernel.launch(GPU_ROWS, NORM_THREADS, *args)), theirs
