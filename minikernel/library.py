@@ -129,12 +129,14 @@ def custom_op_forward(ctx: Any, op: Operator, keys: Any, setup_context: Optional
 @exercise("9.4")
 def custom_op_backward(ctx: Any, backward: Callable, grad: Tensor) -> tuple:
     """Backward: ``backward(ctx, grad)`` gives the gradient of each of the op's inputs (a single
-    tensor when there is one input, else a tuple, ``None`` for an input without one).
+    tensor when there is one input, else a tuple, ``None`` for an input without one; a lone
+    ``None`` when the one input gets no gradient).
 
     Return one entry per argument of ``Function.apply``: ``None`` for ``op``, ``keys``,
     ``setup_context`` (and for ``backward``'s own slot, see ``CustomOpFunction``), then the
     input gradients; check that ``backward`` gave as many as the op has inputs, and raise a
-    ``RuntimeError`` that says how many it should return otherwise.
+    ``RuntimeError`` that says how many it should return otherwise (the message contains
+    that number, the op's count of inputs, as a figure).
 
     Matches: ``torch.library.register_autograd`` (its gradients, and gradcheck). ≈6 lines.
     """

@@ -27,10 +27,14 @@ def compute_keys(op: Operator, args: tuple, kwargs: dict) -> DispatchKeySet:
     """The key set of the call ``op(*args, **kwargs)``:
 
         keys = (∪ keys_of(t) for t in op.schema.tensor_arguments(args, kwargs))
-        if no tensor argument: keys = {BackendSelect, CPU}        (a factory call)
+        if keys is empty: keys = {BackendSelect, CPU}             (a factory call)
         return (keys | state.local_include()) - state.local_exclude()
 
     A tensor's own keys are ``t._dispatch_keys()`` (anything without that method has none).
+    "Empty" is decided on the union alone, *before* the thread-local sets: a call with no
+    tensor argument (or only values without keys, such as a number passed for a ``Tensor``)
+    gets ``{BackendSelect, CPU}`` and then the included keys too, and a call whose tensors'
+    keys are all excluded gets an empty set, not the factory's.
     Matches: ``torch._C._dispatch_keys(t)`` combined with
     ``torch._C._dispatch_tls_local_include_set()`` / ``..._exclude_set()``, e.g. the highest
     key of a CPU tensor is ``AutogradCPU``, and ``AutocastCPU`` inside ``torch.autocast("cpu")``.

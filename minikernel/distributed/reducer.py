@@ -62,9 +62,11 @@ def mark_ready(reducer: "Reducer", index: int) -> None:
     * Copy ``reducer.params[index].grad``, flattened and divided by
       ``reducer.world_size``, into its slot: ``bucket, position = reducer.locate[index]``
       then ``bucket.slot(position, numel)``. Count the bucket down (``bucket.pending``).
-    * Launch, in order, every bucket that is complete and whose turn it is:
-      while ``reducer.next_bucket`` is a complete bucket, ``reducer.launch(bucket)``
-      and move ``next_bucket`` on. (A complete bucket whose predecessors are not
+    * Launch, in order, every bucket that is complete and whose turn it is.
+      ``reducer.next_bucket`` is the *index* (into ``reducer.buckets``) of the next
+      bucket to launch: while it is below ``len(reducer.buckets)`` and that bucket's
+      ``pending`` is 0, ``reducer.launch(reducer.buckets[reducer.next_bucket])`` and add
+      1 to ``reducer.next_bucket``. (A complete bucket whose predecessors are not
       launched yet waits.)
     * After the last bucket has been launched, call ``finalize_backward(reducer)``.
 

@@ -24,8 +24,9 @@ def _as_torch(t) -> torch.Tensor:
 def test_grad_accumulates_ordinary_values_over_three_backward_passes():
     theirs, mine = leaves_pair(VALUES)
     for step in range(1, 4):
-        for x in (theirs[0], mine[0]):
-            ((x * x) * float(step)).sum().backward()
+        gradient = torch.tensor([0.25, -1.0, 2.0, 0.5], dtype=torch.float64) * step  # ordinary, per element
+        theirs[0].add(theirs[0]).backward(gradient)  # add's backward is not an exercise: this is 3.3 alone
+        mine[0].add(mine[0]).backward(Tensor.from_torch(gradient))
         assert torch.equal(_as_torch(mine[0].grad), theirs[0].grad), (
             f"after backward pass {step}: .grad is {mine[0].grad}, torch's {theirs[0].grad} "
             "(each pass adds its gradient to .grad)")
@@ -47,8 +48,8 @@ def test_grad_does_not_alias_the_gradient_passed_in():
     g_mine = Tensor.from_torch(g_theirs.clone())
     theirs[0].backward(g_theirs)  # a leaf as the root: its gradient arrives as given
     mine[0].backward(g_mine)
-    (theirs[0] * 1.0).backward(g_theirs)  # the second pass adds to .grad in place
-    (mine[0] * 1.0).backward(g_mine)
+    (theirs[0] + 0.0).backward(g_theirs)  # the second pass adds to .grad in place
+    (mine[0] + 0.0).backward(g_mine)
     g_theirs.add_(100.0)
     g_mine.add_(100.0)
     assert torch.equal(_as_torch(mine[0].grad), theirs[0].grad), (
@@ -66,8 +67,9 @@ def test_reductions_over_several_dims_give_torchs_values_shapes_and_gradients(na
     theirs, mine = t.clone().requires_grad_(), Tensor.from_torch(t).requires_grad_()
     outs = [getattr(x, name)(dims, keepdim) for x in (theirs, mine)]
     assert outs[1].shape == tuple(outs[0].shape)
-    for out in outs:
-        (out * out).sum().backward()  # a gradient that differs per output element
+    gradient = torch.arange(1, outs[0].numel() + 1, dtype=torch.float64).reshape(outs[0].shape) / 3
+    outs[0].backward(gradient)  # a gradient that differs per output element
+    outs[1].backward(Tensor.from_torch(gradient))
     assert torch.allclose(_as_torch(mine.grad), theirs.grad, rtol=1e-12, atol=0)
     with pytest.raises(RuntimeError, match="dim 1 appears multiple times"):
         getattr(mine, name)((1, -2))

@@ -35,7 +35,8 @@ def fuse_conv_bn_weights(conv_w: torch.Tensor, conv_b: torch.Tensor | None, bn_r
       broadcast along that dim, whatever the number of spatial dims.
     * Return ``torch.nn.Parameter``s in the dtypes of ``conv_w`` and ``conv_b`` (of
       ``conv_w`` when there is no bias), with ``requires_grad`` of ``conv_w`` and of
-      ``conv_b`` (True for a bias made of zeros, like torch's ``zeros_like(bn_rm)``).
+      ``conv_b``: a frozen weight (``requires_grad=False``) stays frozen, and a bias
+      made of zeros (``torch.zeros_like(bn_rm)``, as torch does) gets ``False``.
 
     Matches: ``torch.nn.utils.fusion.fuse_conv_bn_weights``. ≈10 lines.
     """
