@@ -12,16 +12,17 @@ from numba import cuda
 
 from . import device as dev
 from .device import DeviceLike
-from .kernels.layout import contiguous_strides, copy_strides, is_non_overlapping_and_dense
+from .kernels.layout import copy_strides, is_non_overlapping_and_dense
 from .tensor import Tensor
 
 
 def clone(x: Tensor) -> Tensor:
-    """A row-major copy of ``x`` in new memory (CPU)."""
+    """A copy of ``x`` in new memory (CPU), laid out as ``torch.clone`` lays it out
+    (``memory_format=torch.preserve_format``, as ``_to_copy``): a dense, non-overlapping
+    ``x`` keeps its strides, any other is packed densely in the same dimension order."""
     if x.is_cuda:
         raise RuntimeError("minikernel's autograd runs on the CPU: move the tensor with .cpu() first")
-    flat = np.array(x._numpy_view(), order="C", copy=True).reshape(-1)
-    return Tensor(flat, x.shape, contiguous_strides(x.shape), 0)
+    return _to_copy(x)
 
 
 def _to_copy(x: Tensor, *, device: DeviceLike = None) -> Tensor:
@@ -41,9 +42,12 @@ def _to_copy(x: Tensor, *, device: DeviceLike = None) -> Tensor:
     strides = copy_strides(shape, old)  # torch.empty_like's
     if is_non_overlapping_and_dense(shape, old):
         block = storage[offset:offset + n]  # exactly the elements, same layout
-        host = block if target.type == "cuda" else (block.copy_to_host() if n else np.empty(0, x.dtype))
         if x.device.type == target.type == "cpu":
             host = block.copy()
+        elif target.type == "cuda":
+            host = block
+        else:
+            host = block.copy_to_host() if n else np.empty(0, x.dtype)
     else:
         source = x if not x.is_cuda else Tensor(storage.copy_to_host(), shape, old, offset)
         size = 1 + sum((d - 1) * st for d, st in zip(shape, strides)) if n else 0

@@ -12,6 +12,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from . import shape_rules
+from .join_ops import cat, stack  # noqa: F401 - aten::cat, aten::stack
 from .kernels import layout, reference
 from .ops import Operand, _check_operand, _computed_header, device_of, empty, result_type, scalar_tensor, stride0_view
 from .tensor import Tensor, _wrap_dim, bool_, float32, int64

@@ -223,3 +223,22 @@ def chunk_split_size(shape: Sequence[int], chunks: int, dim: int) -> int:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     size = shape[wrap_dim(dim, len(shape))]
     return max(1, -(-size // chunks)) if size else 0
+
+
+def movedim_order(ndim: int, source, destination) -> tuple[int, ...]:
+    """The ``permute`` order of ``movedim(source, destination)``: each source dim lands at its
+    destination, the other dims fill the remaining places in their order (torch's errors)."""
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                           f"same number of dims as destination ({dst} dims)")
+    src, dst = [wrap_dim(int(d), ndim) for d in src], [wrap_dim(int(d), ndim) for d in dst]
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+    order: list = [None] * ndim
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(ndim) if d not in src)
+    return tuple(next(rest) if o is None else o for o in order)

@@ -18,7 +18,6 @@ import numpy as np
 from . import device as dev
 from . import shape_rules as R
 from . import strides as S
-from .autograd.grad_mode import is_grad_enabled
 from .device import Device, DeviceLike
 from .dispatch.keys import ALWAYS, DispatchKey, DispatchKeySet
 from .kernels.layout import contiguous_strides
@@ -188,13 +187,19 @@ class Tensor(AutogradMixin, OperatorsMixin):
     # when a gradient is involved, the backend computes the header (``view_ops.py``: your
     # chapter 01 code). Shape checks and their messages: ``shape_rules.py``, on every path.
     def view(self, *shape) -> "Tensor":
+        if not shape:
+            raise TypeError('view() missing 1 required positional arguments: "size"')
         return route("view", self, _sizes(shape))
 
     def reshape(self, *shape) -> "Tensor":
         """A view when the strides allow one, else a contiguous copy (like torch)."""
+        if not shape:
+            raise TypeError('reshape() missing 1 required positional arguments: "shape"')
         return route("reshape", self, _sizes(shape))
 
     def permute(self, *dims) -> "Tensor":
+        if not dims:
+            raise TypeError('permute() missing 1 required positional arguments: "dims"')
         return route("permute", self, _sizes(dims))
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
@@ -204,6 +209,8 @@ class Tensor(AutogradMixin, OperatorsMixin):
         return route("t", self)
 
     def expand(self, *sizes) -> "Tensor":
+        if not sizes:
+            raise TypeError('expand() missing 1 required positional arguments: "size"')
         return route("expand", self, _sizes(sizes))
 
     def contiguous(self) -> "Tensor":
@@ -231,6 +238,33 @@ class Tensor(AutogradMixin, OperatorsMixin):
             raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
                                f"{self.ndim}-D tensor.")
         return self.transpose(-2, -1)
+
+    @property
+    def mH(self) -> "Tensor":  # noqa: N802 - torch's name
+        """The conjugate transpose of a batch of matrices: ``mT`` for minikernel's real dtypes."""
+        return self.mT
+
+    def adjoint(self) -> "Tensor":
+        return self.mH
+
+    @property
+    def H(self) -> "Tensor":  # noqa: N802 - torch's name
+        """The conjugate transpose of a matrix: ``t()`` for real dtypes; 0-d and 2-d tensors only."""
+        if self.ndim not in (0, 2):
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
+        return self.t() if self.ndim else self
+
+    def movedim(self, source, destination) -> "Tensor":
+        """``source`` dims moved to ``destination`` positions, the others in order (a ``permute``)."""
+        return self.permute(R.movedim_order(self.ndim, source, destination))
+
+    moveaxis = movedim
+
+    def swapdims(self, dim0: int, dim1: int) -> "Tensor":
+        """``transpose(dim0, dim1)`` under numpy's name."""
+        return self.transpose(dim0, dim1)
+
+    swapaxes = swapdims
 
     # Views with no chapter 01 exercise: numpy's header (``shape_views.py``). ``narrow``, ``flatten``,
     # ``unflatten`` and ``chunk`` are compositions, as in PyTorch (CompositeImplicitAutograd).
@@ -283,28 +317,13 @@ class Tensor(AutogradMixin, OperatorsMixin):
         return route("index", self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        """``t[1:, 0] = value``, and ``t[mask] = value`` with a boolean mask tensor.
-
-        As in torch: the indexed view, then ``fill_`` (a number) or ``copy_`` (a tensor) into it;
-        a mask is ``index_put_``. While recording (autograd involved) a mask is recorded as
-        ``t.copy_(where(mask, value, t))``; the other writes through the view record ``CopySlices``.
-        """
-        if is_grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
-            src = value if isinstance(value, Tensor) else tensor(value, dtype=self.dtype)
-            if isinstance(key, Tensor) and key.dtype == bool_:
-                self.copy_(autograd().where(key, src, self))
-            elif isinstance(key, Tensor) or (isinstance(key, tuple) and any(isinstance(k, Tensor) for k in key)):
-                raise RuntimeError("minikernel records assignments through ints, slices, ... and boolean masks; "
-                                   "for integer-tensor indices build the values out of place, or assign under "
-                                   "minikernel.no_grad()")
-            else:
-                self[key].copy_(src)
-            return
-        if isinstance(key, Tensor):
-            if key.dtype != bool_:
-                raise TypeError("minikernel tensors index with ints, slices or a boolean mask tensor")
-            values = value if isinstance(value, Tensor) else tensor(value, dtype=self.dtype)
-            route("index_put_", self, (key,), values)
+        """``t[key] = value``, like torch: the indexed view, then ``fill_`` (a number) or ``copy_``
+        (a tensor, broadcast) into it; with integer tensors, lists or masks in ``key``,
+        ``index_put_`` (``autograd/index_put.py``). While recording, a write through a view
+        gives the base a ``CopySlices`` node, an ``index_put_`` an ``IndexPutBackward0``."""
+        parts = key if isinstance(key, tuple) else (key,)
+        if not all(isinstance(k, (int, np.integer, slice)) and not isinstance(k, bool) for k in parts):
+            autograd().setitem(self, key, value)  # None, ..., lists, tensors, masks
         elif isinstance(value, Tensor):
             self[key].copy_(value)
         elif isinstance(value, (bool, int, float, np.generic)):
@@ -360,6 +379,28 @@ class Tensor(AutogradMixin, OperatorsMixin):
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
         host = self.cpu()
         return host._storage[host._offset].item()
+
+    def _scalar(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:  # torch's words: `if t:` on several values is ambiguous
+            raise RuntimeError(f"Boolean value of Tensor with {'no values' if self.numel() == 0 else 'more than one value'}"
+                               f" is ambiguous")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self._scalar())
+
+    def __int__(self) -> int:
+        return int(self._scalar())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu" or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
 
     # ---------------------------------------------------------------- devices
     def to(self, device: DeviceLike) -> "Tensor":
@@ -452,6 +493,16 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     out = Tensor(array.reshape(-1), array.shape, contiguous_strides(array.shape), 0)
     out._requires_grad = bool(requires_grad)
     return out
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """``torch.cat(tensors, dim=0)``: the tensors one after another along ``dim``."""
+    return route("cat", tensors, dim)
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """``torch.stack(tensors, dim=0)``: the tensors side by side along a new dimension ``dim``."""
+    return route("stack", tensors, dim)
 
 
 def _factory(name: str, sizes: tuple, dtype: Any, device: DeviceLike, requires_grad: bool) -> Tensor:

@@ -28,6 +28,11 @@ _NON_LEAF_GRAD = (
     "sure you access the leaf Tensor instead.")
 
 
+#: C++ names of the dtypes, as torch's messages write them
+_C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "bool": "bool"}
+_SCALAR_TYPES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}
+
+
 class AutogradMixin:
     """Autograd state of a Tensor. ``_init_autograd`` is called by ``Tensor.__init__``."""
 
@@ -51,9 +56,14 @@ class AutogradMixin:
         self._base = source._base if source._base is not None else source
         self._view_version = self._vc[0]
 
-    @property
     def _is_view(self) -> bool:
+        """Whether this tensor is a view of another's memory (``torch.Tensor._is_view()``)."""
         return self._base is not None
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for a leaf and most results)."""
+        return self._output_nr
 
     @property
     def grad_fn(self) -> Optional[graph.Node]:
@@ -131,9 +141,16 @@ class AutogradMixin:
             if not isinstance(value, AutogradMixin):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             if value.shape != self.shape:
-                raise RuntimeError(f"assigned grad has data of a different size: {list(value.shape)} "
-                                   f"vs the tensor's {list(self.shape)}")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                                   f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                                   f"the same size")
+            if value.dtype != self.dtype:
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{_C_NAMES[value.dtype.name]}' to a "
+                                   f"tensor with grad_dtype '{_SCALAR_TYPES[self.dtype.name]}'. The gradient "
+                                   f"must match the tensor's dtype: cast it first, e.g. g.to(x.dtype)")
         self._grad = value
 
     @property

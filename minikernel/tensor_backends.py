@@ -82,6 +82,8 @@ REFERENCE_OPS = {
     "le": "le(Tensor self, Tensor other) -> Tensor",
     "eq": "eq(Tensor self, Tensor other) -> Tensor",
     "index_tensor": "index.Tensor(Tensor self, Any indices) -> Tensor",
+    "cat": "cat(Tensor[] tensors, int dim=0) -> Tensor",
+    "stack": "stack(Tensor[] tensors, int dim=0) -> Tensor",
 }
 NOT_DIFFERENTIABLE = ("gt", "lt", "ge", "le", "eq")
 #: Views and the contiguous copy: ``minikernel.view_ops`` at CPU/CUDA (your chapter 01 code).
@@ -167,7 +169,8 @@ def autograd_active(args: tuple) -> bool:
     torch's autograd kernels do only that: ``with no_grad(): w.fill_(1)`` is one ``fill_``)."""
     if backward_running():
         return True
-    return is_grad_enabled() and any(getattr(a, "requires_grad", False) is True for a in args)
+    flat = [t for a in args for t in (a if isinstance(a, (list, tuple)) else (a,))]  # Tensor[] arguments too
+    return is_grad_enabled() and any(getattr(a, "requires_grad", False) is True for a in flat)
 
 
 def route(name: str, *args: Any, **kwargs: Any) -> Any:
@@ -285,7 +288,7 @@ def _register_operators() -> None:
 def _autograd_view(name: str, x, *args):
     """The Autograd key's kernel of a view op: its recording Function (``contiguous`` records a clone)."""
     if name == "contiguous":
-        return x if x.is_contiguous() else autograd().clone(x)
+        return x if x.is_contiguous() else autograd().clone(x, True)
     return getattr(autograd(), name)(x, *args)
 
 

@@ -62,7 +62,9 @@ def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
     except RuntimeError as err:
         if str(err) != R.VIEW_NOT_POSSIBLE:
             raise
-    return view(contiguous(x), shape)
+    out = view(contiguous(x), shape)
+    out._base = None  # a view of a private copy is no view of x: torch's _unsafe_view isn't one either
+    return out
 
 
 def permute(x: Tensor, dims: Sequence[int]) -> Tensor:

@@ -18,16 +18,17 @@ Import order matters once: ``grad_mode``, ``graph`` and ``engine`` import no Ten
 """
 from . import grad_mode, graph, engine  # noqa: I001 - below the Tensor: first
 from . import function, values, derivatives, pointwise, views, reductions, linalg, inplace  # noqa: F401, I001
-from . import view_nodes, shape_ops, indexing  # noqa: F401, I001
+from . import view_nodes, shape_ops, indexing, index_put, joining  # noqa: F401, I001
 from . import api, functions, custom_functions, finite_differences  # noqa: I001
 from .api import backward, grad
 from .engine import InputBuffer, accumulate_grad, nodes_to_run, run_backward, topological_order
 from .function import BackwardNode, Function, once_differentiable
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                        set_grad_enabled)
 from .finite_differences import GradcheckError, gradcheck, gradgradcheck, numerical_jacobian
 from .graph import Node, RemovableHandle
 
-__all__ = ["Function", "backward", "grad", "gradcheck", "gradgradcheck", "GradcheckError", "once_differentiable", "no_grad",
+__all__ = ["inference_mode", "is_inference_mode_enabled", "Function", "backward", "grad", "gradcheck", "gradgradcheck", "GradcheckError", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "Node", "RemovableHandle", "BackwardNode",
            "topological_order", "run_backward", "accumulate_grad", "InputBuffer", "nodes_to_run",
            "numerical_jacobian", "graph", "grad_mode", "engine", "api", "function", "functions",

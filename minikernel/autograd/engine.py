@@ -19,7 +19,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Optional, Sequence
 
+import numpy as np
+
 from ..course.exercise import exercise
+from ..kernels.layout import is_non_overlapping_and_dense
 from .grad_mode import engine_running, is_grad_enabled, set_grad_enabled  # noqa: F401 - for your exercises
 from .graph import Edge, Grads, Node, walk  # noqa: F401 - for your exercises
 
@@ -59,8 +62,22 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def apply(self, grad: Tensor) -> Grads:
-        accumulate_grad(self.variable, grad)
+        accumulate_grad(self.variable, _obey_layout(grad, self.variable))
         return ()
+
+
+def _obey_layout(grad: Tensor, variable: Tensor) -> Tensor:
+    """A first gradient laid out like its leaf, as torch's ``clone_obey_contract`` does: a dense,
+    non-overlapping leaf (a transposed one too) gets a ``.grad`` with its own strides, so that
+    ``p.grad`` and ``p`` can be walked in step. (While recording the gradient is kept as is.)"""
+    strides = variable.stride()
+    if (variable._grad is not None or grad.stride() == strides or is_grad_enabled()
+            or not is_non_overlapping_and_dense(variable.shape, strides)):
+        return grad
+    values = np.empty(grad.numel(), grad.dtype)
+    out = type(grad)(values, grad.shape, strides, 0)
+    out._numpy_view()[...] = grad._numpy_view()
+    return out
 
 
 @exercise("3.1")

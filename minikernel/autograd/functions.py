@@ -18,8 +18,10 @@ the Tensor operators when a tensor requires grad: ``a * b``.
 from __future__ import annotations
 
 from .api import backward  # noqa: F401 - Tensor.backward's entry (tensor_backends)
+from .index_put import IndexPut, index_put_, setitem  # noqa: F401
 from .indexing import AdvancedIndex, getitem  # noqa: F401
 from .inplace import inplace  # noqa: F401
+from .joining import Cat, Stack, cat, stack  # noqa: F401
 from .linalg import Dot, Matmul, Mm, matmul  # noqa: F401
 from .pointwise import (  # noqa: F401
     Add,

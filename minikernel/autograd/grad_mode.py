@@ -88,16 +88,67 @@ class _GradModeContext:
         return wrapper
 
 
-class no_grad(_GradModeContext):  # noqa: N801 - torch's name
-    """``with minikernel.no_grad():`` or ``@minikernel.no_grad()`` — nothing inside is recorded."""
+class _NoParamContext(_GradModeContext):
+    """A switch that takes no argument, so it also decorates bare: ``@no_grad`` as well as
+    ``@no_grad()`` (torch's ``_NoParamDecoratorContextManager``)."""
+
+    def __new__(cls, orig_func: Callable | None = None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamContext):  # noqa: N801 - torch's name
+    """``with minikernel.no_grad():``, ``@minikernel.no_grad()`` or ``@minikernel.no_grad`` —
+    nothing inside is recorded."""
 
     mode = False
 
 
-class enable_grad(_GradModeContext):  # noqa: N801 - torch's name
-    """``with minikernel.enable_grad():`` — record again inside a ``no_grad`` block."""
+class enable_grad(_NoParamContext):  # noqa: N801 - torch's name
+    """``with minikernel.enable_grad():`` (or as a decorator) — record again inside a ``no_grad`` block."""
 
     mode = True
+
+
+class inference_mode(_GradModeContext):  # noqa: N801 - torch's name
+    """``with minikernel.inference_mode():`` (``mode=True``) — nothing inside is recorded, like
+    ``no_grad``; ``inference_mode(False)`` changes nothing.
+
+    Unlike torch, the tensors made inside are ordinary tensors, not "inference tensors"
+    (``docs/conformance.md``, deliberate differences): using one in a recorded computation
+    later works here where torch refuses it.
+    """
+
+    def __new__(cls, mode: Any = True):
+        if callable(mode) and not isinstance(mode, bool):  # bare @inference_mode
+            return cls(True)(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True) -> None:
+        super().__init__()
+        if not isinstance(mode, bool):
+            raise TypeError(f"inference_mode(): argument 'mode' must be bool, not {type(mode).__name__}")
+        self._inference = mode
+        self._outer: list[tuple[bool, bool]] = []
+
+    def __enter__(self) -> None:
+        self._outer.append((is_grad_enabled(), is_inference_mode_enabled()))
+        _local.inference = self._inference
+        if self._inference:
+            _set_enabled(False)
+
+    def __exit__(self, *exc: Any) -> None:
+        grad, _local.inference = self._outer.pop()
+        _set_enabled(grad)
+
+    def clone(self) -> "inference_mode":
+        return type(self)(self._inference)
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether an ``inference_mode()`` block is open (``torch.is_inference_mode_enabled()``)."""
+    return getattr(_local, "inference", False)
 
 
 class set_grad_enabled(_GradModeContext):  # noqa: N801 - torch's name

@@ -31,7 +31,12 @@ def _numpy_key(x: Tensor, key: tuple) -> tuple:
             else:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         elif isinstance(k, list):
-            out.append(np.asarray(k))
+            picked = np.asarray(k)
+            if picked.size == 0:
+                picked = picked.astype(np.int64)  # t[[]]: an empty long index, as in torch
+            if picked.dtype.kind not in "biu":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            out.append(picked)
         elif isinstance(k, bool):
             out.append(np.asarray(k))
         elif k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer)):
@@ -56,7 +61,9 @@ def _check_bounds(x: Tensor, key: tuple) -> None:
     dim = 0
     for k in key:
         if k is Ellipsis:
-            dim = x.ndim - sum(1 for j in key[key.index(Ellipsis) + 1:] if j is not None)
+            at = next(i for i, j in enumerate(key) if j is Ellipsis)  # (key.index compares arrays)
+            dim = x.ndim - sum(j.ndim if isinstance(j, np.ndarray) and j.dtype == bool else 1
+                               for j in key[at + 1:] if j is not None)
             continue
         if k is None:
             continue
@@ -109,8 +116,19 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     and slices are applied left to right as views (``select.int``, ``unsqueeze``, ``slice.Tensor``;
     nothing at all is ``alias``), then the integer tensors and masks, if any, pick a copy
     (``aten::index.Tensor``, numpy's rules among them)."""
+    out, picks, changed = apply_slicing(x, key)
+    if picks is not None:
+        return V.call("index.Tensor", out, picks)
+    return out if changed else V.call("alias", x)
+
+
+def apply_slicing(x: Tensor, key: Any) -> tuple[Tensor, tuple | None, bool]:
+    """The first half of ``x[key]`` (and of ``x[key] = v``): the ints, ``None``s and slices of
+    ``key`` applied as views. Returns the view, the advanced part still to apply to it (one
+    entry per remaining dim: ``slice(None)`` or an index array; None when the key has no
+    tensor, list or mask), and whether any view was taken."""
     key = key if isinstance(key, tuple) else (key,)
-    if any(k is Ellipsis for k in key) and sum(k is Ellipsis for k in key) > 1:
+    if sum(k is Ellipsis for k in key) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     nkey = _numpy_key(x, key)
     _check_bounds(x, nkey)
@@ -129,9 +147,8 @@ def getitem(x: Tensor, key: Any) -> Tensor:
             dim += k.ndim if k.dtype == bool else 1
         else:
             out, changed = V.call("select.int", out, dim, int(k)), True
-    if any(isinstance(k, np.ndarray) for k in picks):
-        return V.call("index.Tensor", out, tuple(picks))
-    return out if changed else V.call("alias", x)
+    advanced = any(isinstance(k, np.ndarray) for k in picks)
+    return out, (tuple(picks) if advanced else None), changed
 
 
 def _without_ellipsis(key: tuple, ndim: int) -> tuple:

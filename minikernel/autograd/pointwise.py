@@ -160,12 +160,16 @@ class Clone(Function):
     _torch_name = "CloneBackward0"
 
     @staticmethod
-    def forward(ctx, x: Tensor) -> Tensor:
-        return V.compute("clone", x)
+    def forward(ctx, x: Tensor, contiguous: bool = False) -> Tensor:
+        """``x.clone()`` keeps a dense layout (``preserve_format``); ``contiguous=True`` is
+        ``clone(memory_format=torch.contiguous_format)``, what ``contiguous()`` and a copying
+        ``reshape`` record."""
+        out = V.compute("clone", x)
+        return V.wrap(V.array(out)) if contiguous and not out.is_contiguous() else out
 
     @staticmethod
     def backward(ctx, grad: Tensor):
-        return grad
+        return grad, None
 
 
 class Where(Function):
@@ -235,8 +239,8 @@ def tanh(x: Tensor) -> Tensor:
     return Tanh.apply(x)
 
 
-def clone(x: Tensor) -> Tensor:
-    return Clone.apply(x)
+def clone(x: Tensor, contiguous: bool = False) -> Tensor:
+    return Clone.apply(x, contiguous)
 
 
 def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:

@@ -35,7 +35,7 @@ def geometry(t: Tensor) -> Geometry:
 
 def _dense(cls: type, values: np.ndarray) -> Tensor:
     """A contiguous tensor of class ``cls`` holding a copy of ``values``."""
-    values = np.ascontiguousarray(values)
+    values = np.array(values, order="C")  # (np.ascontiguousarray would make a 0-d array 1-d)
     strides = tuple(s // values.itemsize for s in values.strides) if values.size else (0,) * values.ndim
     return cls(values.reshape(-1).copy() if values.size else np.zeros(0, values.dtype), values.shape, strides, 0)
 

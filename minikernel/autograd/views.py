@@ -104,7 +104,7 @@ def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
     try:
         np.reshape(_np(x), shape, copy=False)
     except ValueError:
-        return UnsafeView.apply(Clone.apply(x), shape)
+        return UnsafeView.apply(Clone.apply(x, True), shape)
     return View.apply(x, shape)
 
 

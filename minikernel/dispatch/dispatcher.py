@@ -88,7 +88,8 @@ def compute_keys(op: Operator, args: tuple, kwargs: dict) -> DispatchKeySet:
     """
     bits = 0
     for t in op.schema.tensor_arguments(args, kwargs):
-        bits |= keys_of(t).bits
+        for one in (t if isinstance(t, (list, tuple)) else (t,)):  # a Tensor[] argument: every tensor in it
+            bits |= keys_of(one).bits
     if not bits:
         bits = _FACTORY.bits
     return DispatchKeySet(bits=(bits | state.local_include().bits) & ~state.local_exclude().bits)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-_TYPES = ("Tensor", "Tensor?", "int", "int?", "float", "bool", "Scalar", "int[]", "int[]?", "Any")
+_TYPES = ("Tensor", "Tensor?", "Tensor[]", "int", "int?", "float", "bool", "Scalar", "int[]", "int[]?", "Any")
 _SCHEMA = re.compile(r"^\s*([A-Za-z_][\w:]*)(?:\.(\w+))?\((.*)\)\s*->\s*(.+?)\s*$")
 _ARG = re.compile(r"^\s*([\w\[\]?]+)\s+(\w+)\s*(?:=\s*(.+?))?\s*$")
 

@@ -1,0 +1,85 @@
+"""``x[key] = value`` in full, as torch computes it (``applySlicing`` then ``index_put_``).
+
+The ints, ``None``s and slices of ``key`` are applied first, as views of ``x``
+(``indexing.apply_slicing``). Then:
+
+* no tensor, list or mask left: the value is written into that view — ``fill_`` for a
+  number, ``copy_`` (broadcast) for a tensor; while recording, a write through a view
+  gives the base a ``CopySlices`` node (``inplace.py``);
+* otherwise ``index_put_`` writes the value (broadcast to the picked shape) at the
+  picked places of the view. While recording, the view takes an ``IndexPutBackward0``
+  node: the old values get the gradient with zeros where the write landed, the value
+  gets the gradient read back at those places, summed to its own shape.
+
+``x[key] += v`` is Python's ``x[key] = x[key].__iadd__(v)``: a read, an add, then this.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor
+from . import values as V
+from .function import Function
+from .grad_mode import is_grad_enabled
+from .indexing import AdvancedIndex, apply_slicing
+from .inplace import _original, rebase_history
+from .pointwise import _reduce_to
+
+Key = tuple  #: one entry per dim of the target: ``slice(None)`` or an index array
+
+
+class IndexPut(Function):
+    """``x.index_put(key, values)``: a copy of ``x`` with ``values`` written at ``key``."""
+
+    _torch_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, key: Key, values: Tensor) -> Tensor:
+        ctx.key, ctx.values_shape = key, values.shape
+        out = V.compute("clone", x)
+        V.compute("index_put_", out, key, values, False)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        to_x = IndexPut.apply(grad, ctx.key, V.zeros((), dtype=grad.dtype))
+        to_values = _reduce_to(AdvancedIndex.apply(grad, ctx.key), ctx.values_shape)
+        return to_x, None, to_values
+
+
+def index_put_(x: Tensor, key: Key, values: Tensor) -> Tensor:
+    """``x[key] = values`` for an advanced ``key`` (``Tensor.index_put_``), recorded when autograd is involved."""
+    _check_values(x, key, values)
+    recording = is_grad_enabled() and (x.requires_grad or values.requires_grad)
+    if not recording:
+        return V.call("index_put_", x, key, values)
+    x._check_inplace()
+    result = IndexPut.apply(_original(x), key, values)
+    V.write(x, result)
+    rebase_history(x, result, result.grad_fn)
+    return x
+
+
+def _check_values(x: Tensor, key: Key, values: Tensor) -> None:
+    """torch's refusal of a value that does not broadcast to the picked shape."""
+    picked = np.empty(x.shape, dtype=np.bool_)[key].shape
+    lead = len(picked) - values.ndim
+    if lead < 0 or any(v not in (1, p) for v, p in zip(values.shape, picked[lead:])):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(picked)}")
+
+
+def setitem(x: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value``: ``value`` a number or a tensor (broadcast, cast to ``x``'s dtype)."""
+    if not isinstance(value, (Tensor, bool, int, float, np.generic)):
+        value = V.wrap(np.asarray(value), x.dtype)
+    target, picks, changed = apply_slicing(x, key)
+    if picks is not None:
+        values = value if isinstance(value, Tensor) else V.full((), value, x.dtype)
+        index_put_(target, picks, values)
+    elif isinstance(value, Tensor):
+        target.copy_(value)
+    else:
+        target.fill_(value)
