@@ -55,3 +55,21 @@ def test_bench_cli_reports_every_row():
         assert all(r["minikernel_ms"] is not None for r in timed), "references on: every row is timed"
     gpu_rows = [r for r in rows if " cuda " in r["name"]]
     assert {r["note"].startswith("skipped:") for r in gpu_rows} == {gpu.skip_reason() is not None}
+
+
+def test_k_keeps_rows_containing_the_text_any_case_and_alternatives():
+    names = [r.name for r in cli.select(bench.ROWS, "MATMUL 512|layernorm forward 4096")]
+    assert names == [n for n in (r.name for r in bench.ROWS)
+                     if "matmul 512" in n or "layernorm forward 4096" in n]
+    assert len(names) >= 2, names  # one of each alternative at least
+    assert cli.select(bench.ROWS, "") == bench.ROWS
+
+
+def test_k_without_a_match_says_so_on_one_line_and_fails(capsys):
+    assert cli.main(["-k", "allreduce|no such row"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("bench: no row matches -k 'allreduce|no such row'")
+    assert all(r.name in lines[0] for r in bench.ROWS)

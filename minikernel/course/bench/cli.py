@@ -3,6 +3,10 @@
 Loads every chapter's rows (``rows_kernels``, ``rows_norm``) and times them with
 ``timing``; ``--allreduce`` times the chapter 07 allreduces across rank processes
 instead (``allreduce``).
+
+``-k TEXT`` keeps the rows whose name contains ``TEXT``, ignoring case; ``|``
+separates alternatives (``-k "matmul|reduce"``). When no row matches, the command
+says so on one line, lists the row names, and exits with status 2.
 """
 from __future__ import annotations
 
@@ -13,14 +17,21 @@ import torch
 
 from . import gpu, rows_kernels, rows_norm  # noqa: F401 - importing the rows modules registers their rows
 from .allreduce import main as allreduce_main
-from .timing import ROWS, format_table, machine_yardsticks, median_ms, report, run_row
+from .timing import ROWS, Row, format_table, machine_yardsticks, median_ms, report, run_row
+
+
+def select(rows: list[Row], match: str) -> list[Row]:
+    """The rows whose name contains one of ``match``'s ``|``-separated alternatives, ignoring case."""
+    wanted = [part.strip().lower() for part in match.split("|") if part.strip()] or [""]
+    return [r for r in rows if any(w in r.name.lower() for w in wanted)]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m minikernel bench", description="time minikernel against PyTorch")
     parser.add_argument("--json", action="store_true", help="print results as JSON")
     parser.add_argument("--quick", action="store_true", help="1 warm-up, 3 repeats (a smoke test, not a measurement)")
-    parser.add_argument("-k", dest="match", default="", help="only rows whose name contains this")
+    parser.add_argument("-k", dest="match", default="",
+                        help='only rows whose name contains this text (any case); "a|b": either')
     parser.add_argument("--allreduce", action="store_true",
                         help="time ring vs naive vs dist.all_reduce across rank processes (chapter 07)")
     parser.add_argument("--world", type=int, action="append", metavar="N",
@@ -37,7 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     header = (f"torch {torch.__version__}, {machine['threads']} threads, warm-up {warmup}, median of {repeat}; "
               f"this machine: copy {machine['copy_gb_per_s']:.1f} GB/s, "
               f"torch.mm 1024 {machine['torch_mm_1024_gflop_per_s']:.1f} GFLOP/s")
-    selected = [r for r in ROWS if args.match in r.name]
+    selected = select(ROWS, args.match)
+    if not selected:
+        hint = " (the allreduces are timed with --allreduce)" if "allreduce" in args.match.lower() else ""
+        print(f"bench: no row matches -k {args.match!r}{hint}; the rows are: " + "; ".join(r.name for r in ROWS),
+              file=sys.stderr)
+        return 2
     if any(r.skip is not None and not r.skip() for r in selected):  # GPU rows that will run
         machine.update(gpu.yardsticks(median_ms))
         if "gpu" in machine:
