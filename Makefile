@@ -23,7 +23,7 @@ timed = @start=$$(date +%s); $(2); rc=$$?; took=$$(( $$(date +%s) - start )); \
 # The test layers run in order even under `make -j`.
 .NOTPARALLEL:
 .PHONY: lab setup dashboard test test-setup test-solutions test-student test-notebooks \
-        test-browser test-smoke test-browser-and-smoke test-corpus grade bench notebooks lock clean
+        test-browser test-smoke test-browser-and-smoke test-corpus stress grade bench notebooks lock clean
 
 ## lab: set up (first time only) and start JupyterLab on chapters/ (and visdom beside it)
 lab: setup
@@ -89,6 +89,12 @@ test-browser:
 test-smoke:
 	@echo "==> [6/6] smoke: a second supported Python, fresh venv from its lock"
 	$(call timed,smoke,python3 tools/smoke.py)
+
+## stress: 20 rounds of processes (more than the cores) compiling chapter 02's kernels into one cache, checked against torch
+stress: export OMP_NUM_THREADS ?= 1
+stress:
+	MINIKERNEL_STRESS_ROUNDS=$${MINIKERNEL_STRESS_ROUNDS:-20} $(PY) -m pytest tests/test_jit_concurrency.py \
+	    -k stress_many -p no:randomly -s
 
 ## grade: grade your exercises, e.g. make grade ARGS="1.2 --json"
 grade: setup

@@ -16,9 +16,18 @@ silently or cryptically:
   the same names are ``cuda.jit(device=True)`` functions.
 * **Compile errors name the function to fix**, with numba's own message below.
 * **Compiled CPU kernels are cached on disk** (``__pycache__`` next to the source),
-  keyed on the kernel's file *and* the source of every helper it calls, so editing
-  ``index_to_position`` recompiles the kernels that use it (numba's own cache would
-  not notice).
+  keyed on the kernel's file *and* on everything compiled into it: the code of
+  every function it calls (the helpers, as loaded in this process) and the values
+  of the constants it reads, so editing ``index_to_position`` recompiles the kernels
+  that use it (numba's own cache would not notice).
+
+Several processes may compile the same kernels at once (a notebook beside the
+grader, two test workers), each perhaps with a different version of a helper (a
+notebook started before an edit). Three rules keep any of them from loading code
+compiled for another version: the key is taken from the code this process loaded,
+never from the file on disk (which may have been edited since); a data file's name
+includes that key, so two versions never write the same file; each file is written
+whole under a temporary name and renamed, and the index is updated under a lock.
 """
 from __future__ import annotations
 
@@ -27,7 +36,10 @@ import contextlib
 import functools
 import hashlib
 import inspect
+import os
 import textwrap
+import time
+import types
 import warnings
 from typing import Any, Callable, Iterator
 
@@ -197,8 +209,88 @@ def _source_bytes(obj: Any) -> bytes:
         return repr(obj).encode()
 
 
+#: Seconds after which a data file that no index names is removed (the next save of that kernel).
+STALE_DATA_AGE = 3600
+
+_CONSTANT_TYPES = (int, float, complex, bool, str, bytes, type(None))
+
+
+def _is_constant(value: Any) -> bool:
+    import numpy as np
+
+    if isinstance(value, tuple):
+        return all(_is_constant(v) for v in value)
+    return isinstance(value, (*_CONSTANT_TYPES, np.generic, np.dtype))
+
+
+def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+def _stable_repr(value: Any) -> str:
+    """repr that is the same in every process: sets sorted (their order follows string
+    hashing, salted per process), code objects by their bytecode and names (marshal's
+    output depends on reference counts)."""
+    if isinstance(value, types.CodeType):
+        return _stable_repr((value.co_code, value.co_consts, value.co_names, value.co_varnames,
+                             value.co_freevars, value.co_cellvars, value.co_argcount,
+                             value.co_kwonlyargcount, value.co_flags))
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(_stable_repr(v) for v in value)) + "}"
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(_stable_repr(v) for v in value) + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(sorted(f"{_stable_repr(k)}: {_stable_repr(v)}" for k, v in value.items())) + "}"
+    return repr(value)
+
+
+def _compiled_function(value: Any) -> Callable | None:
+    """The Python function behind a numba dispatcher (the only callables that compiled code
+    can call besides numba's own built-ins), else None."""
+    fn = getattr(value, "py_func", None)
+    return fn if isinstance(fn, types.FunctionType) else None
+
+
+def fingerprint(fn: Callable) -> str:
+    """A hash of everything numba compiles into ``fn``: the code objects of ``fn`` and
+    of every numba-compiled function it calls through its globals (directly or as
+    ``module.name``), the constants those globals hold (numba freezes them into the
+    machine code), closure values and each dispatcher's options.
+
+    Taken from the functions loaded in this process, not from the files on disk: a
+    notebook started before an edit compiles the old helper and must say so.
+    """
+    h = hashlib.sha256()
+    seen: set[int] = set()
+    todo = [fn]
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        h.update(_stable_repr(f.__code__).encode())
+        h.update(_stable_repr([c.cell_contents if _is_constant(c.cell_contents) else type(c.cell_contents).__name__
+                               for c in (f.__closure__ or ())]).encode())
+        names = sorted({n for code in _code_objects(f.__code__) for n in code.co_names})
+        modules = [v for n in names if isinstance(v := f.__globals__.get(n), types.ModuleType)]
+        for name in names:
+            candidates = [f.__globals__[name]] if name in f.__globals__ else []
+            candidates += [getattr(m, name) for m in modules if hasattr(m, name)]
+            for value in candidates:
+                if _is_constant(value):
+                    h.update(f"{name}={value!r};".encode())
+                elif (inner := _compiled_function(value)) is not None:
+                    options = _stable_repr(getattr(value, "targetoptions", None))
+                    h.update(f"{name}->{inner.__module__}.{inner.__qualname__}{options};".encode())
+                    todo.append(inner)
+    return h.hexdigest()
+
+
 def _enable_cache(dispatcher, fn: Callable) -> None:
-    """Cache ``dispatcher`` on disk, invalidated when ``fn``'s file or any helper it calls changes."""
+    """Cache ``dispatcher`` on disk, invalidated when ``fn`` or anything compiled into it changes."""
     from numba.core.caching import FunctionCache
 
     from . import scalar_ops, sizes
@@ -207,14 +299,12 @@ def _enable_cache(dispatcher, fn: Callable) -> None:
         cache = FunctionCache(fn)
     except RuntimeError:
         return  # no writable place for a cache: compile in every process instead
-    sources = _helper_sources()
-    parts = [_source_bytes(sources[n][1]()) for n in helpers_used(fn)]
-    parts += [_source_bytes(scalar_ops), _source_bytes(sizes), _options_text().encode()]
+    parts = [fingerprint(fn).encode(), _source_bytes(scalar_ops), _source_bytes(sizes), _options_text().encode()]
     stamp = hashlib.sha256(b"\0".join(parts)).hexdigest()
     index_file = getattr(cache, "_cache_file", None)
     if index_file is None or not hasattr(index_file, "_source_stamp"):
         return  # a numba whose cache layout we do not know: stay uncached rather than stale
-    # numba stamps the index with the kernel file's mtime and size; add the helpers' sources
+    # numba stamps the index with the kernel file's mtime and size; add what is compiled in
     index_file._source_stamp = (index_file._source_stamp, stamp)
     index_file.__class__ = _shared_cache_file_class()
     dispatcher._cache = cache
@@ -231,8 +321,10 @@ def _shared_cache_file_class():
         test workers, two notebooks) can both read an empty index, both choose file 1,
         and leave an index that maps one signature to the other's machine code: an
         int64 kernel that reads its scalar as a float's bits, say. Here each signature
-        gets its own data file, named by a hash of its key and written before the
-        index, and the index is re-read and updated under a file lock.
+        *and source stamp* gets its own data file, named by a hash of both and written
+        before the index, and the index is re-read and updated under a file lock. (With
+        the signature alone, a process compiling another version of a helper would
+        overwrite the file that a current index points to.)
         """
 
         def save(self, key, data):
@@ -243,9 +335,21 @@ def _shared_cache_file_class():
                 if overloads.get(key) != data_name:
                     overloads[key] = data_name
                     self._save_index(overloads)
+                self._remove_stale_data(set(overloads.values()))
+
+        def _remove_stale_data(self, current: set[str]) -> None:
+            """Remove this kernel's data files of earlier versions (an hour old, so that a
+            process compiling another version right now keeps its file)."""
+            prefix = self._data_name_pattern.split("{number:d}")[0]
+            now = time.time()
+            for entry in os.scandir(self._cache_path):
+                if (entry.name.startswith(prefix) and entry.name.endswith(".nbc") and entry.name not in current
+                        and now - entry.stat().st_mtime > STALE_DATA_AGE):
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
 
         def _data_name_for(self, key) -> str:
-            digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+            digest = hashlib.sha256(repr((self._source_stamp, key)).encode()).hexdigest()[:16]
             return self._data_name_pattern.replace("{number:d}", digest)
 
     return SharedIndexDataCacheFile
