@@ -86,3 +86,25 @@ def test_ddp_at_wrap_time_one_unlimited_bucket():
     params = [p for p in torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2)).parameters()]
     got = _as_lists(compute_bucket_assignment_by_size(params, [sys.maxsize]))
     assert got == _as_lists(torch_assignment(params, [sys.maxsize])) == ([[0, 1, 2, 3]], [sys.maxsize])
+
+
+@pytest.mark.exercise("7.5")
+@pytest.mark.parametrize("tensor_indices", [None, [4, 3, 2, 1, 0]])
+def test_a_kind_is_dtype_and_device(tensor_indices):
+    """float32 tensors on two devices (meta is in every torch build) go to separate buckets, as in torch."""
+    ts = [torch.zeros(4), torch.zeros(4, device="meta"), torch.zeros(4), torch.zeros(4, device="meta"),
+          torch.zeros(4, dtype=torch.float64)]
+    for limits in ([16, 40], [20, 40], [40]):
+        got = _as_lists(compute_bucket_assignment_by_size(ts, limits, tensor_indices))
+        want = _as_lists(torch_assignment(ts, limits, tensor_indices))
+        assert sorted(zip(*got)) == sorted(zip(*want)), f"limits {limits}: {got} vs torch's {want}"
+        if tensor_indices is None:
+            assert got == want
+
+
+@pytest.mark.exercise("7.5")
+def test_a_view_counts_its_own_elements_not_its_storage():
+    base = torch.zeros(4, 8)
+    ts = [base[:, ::2], base[0], base.t()[1:3], torch.zeros(3).expand(5, 3)]
+    for limits in ([16], [32, 64], [200]):
+        assert _as_lists(compute_bucket_assignment_by_size(ts, limits)) == _as_lists(torch_assignment(ts, limits))

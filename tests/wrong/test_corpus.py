@@ -19,7 +19,6 @@ import fnmatch
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,7 @@ import pytest
 
 from . import conftest
 from .cases import Case, all_cases
+from .forks import grade_in_forks, grader_env
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKERS = int(os.environ.get("MINIKERNEL_CORPUS_WORKERS", "2"))
@@ -60,26 +60,15 @@ def verdict(case: Case, result: dict) -> tuple[Case, str, str, float]:
 def grade_all(cases: list[Case]) -> list[tuple[Case, str, str, float]]:
     """Grade every case (``python -m minikernel grade N.M --json`` each, forked from one
     zygote process: see zygote.py), printing a line per case as it finishes."""
-    env = {"MINIKERNEL_SOLUTIONS": "all", "PYTHONPATH": str(ROOT),
-           "PYTEST_ADDOPTS": f"{os.environ.get('PYTEST_ADDOPTS', '')} -x -p tests.wrong.fastfail".strip()}
-    requests = "".join(json.dumps({"case": str(c.path), "exercise": c.exercise, "args": [
-        "--json", f"--timeout={PER_TEST_TIMEOUT_S}"], "env": {**env, "MINIKERNEL_OVERRIDE": str(c.path)}}) + "\n"
-        for c in cases)
+    requests = [{"case": str(c.path), "exercise": c.exercise, "args": ["--json", f"--timeout={PER_TEST_TIMEOUT_S}"],
+                 "env": {**grader_env("all"), "MINIKERNEL_OVERRIDE": str(c.path)}} for c in cases]
     by_path = {str(c.path): c for c in cases}
-    zygote_env = {k: v for k, v in os.environ.items() if k not in ("MINIKERNEL_CORPUS", "MINIKERNEL_OVERRIDE")}
-    proc = subprocess.Popen([sys.executable, "-m", "tests.wrong.zygote", f"--workers={WORKERS}",
-                             f"--limit={CASE_LIMIT_S}"], cwd=ROOT, env=zygote_env, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    proc.stdin.write(requests)
-    proc.stdin.close()
     results = []
-    for line in proc.stdout:
-        reported = json.loads(line)
+    for reported in grade_in_forks(requests, WORKERS, CASE_LIMIT_S):
         result = verdict(by_path[reported["case"]], reported)
         shown = "caught" if result[1] == "FAIL" else f"MISS ({result[1]})"
         print(f"  {result[0].name}: {shown} {result[3]:.0f} s", file=sys.stderr, flush=True)
         results.append(result)
-    assert proc.wait() == 0, f"the corpus zygote exited with {proc.returncode}"
     graded = {str(r[0].path) for r in results}
     results += [(c, "ERROR", "the zygote reported nothing for it", 0.0) for c in cases if str(c.path) not in graded]
     return results
