@@ -390,16 +390,26 @@ print("item:", torch.tensor(2.5).item(), "| tolist:", torch.tensor([[1, 2], [3, 
 
 # %% [markdown]
 # **Promotion.** When dtypes meet in an operation, the result takes the "highest"
-# *category* (bool < integer < float), and within a category the larger size — but a
-# 0-d tensor or a Python number counts only by its category. So an int32 tensor plus
-# the 0-d float 2.5 gives float32 (the default float), not float64; int8 + uint8 needs
-# int16 to hold both ranges. `torch.result_type` answers without computing:
+# *category* (bool < integer < float), and within a category the larger size. A 0-d
+# tensor or a Python number takes part differently. A *Python number* of a higher
+# category gives that category's default dtype: an int32 tensor plus the Python float
+# 2.5 is float32 (the default float), not float64. A *0-d tensor* of a higher category
+# keeps its own dtype: the int32 tensor plus a 0-d float64 tensor is float64, plus a
+# 0-d float16 tensor float16. Within the same category a 0-d tensor does not widen a
+# tensor with dimensions: float32 `[1.0]` plus a 0-d float64 stays float32, while a
+# 1-element float64 *vector* makes it float64. int8 + uint8 needs int16 to hold both
+# ranges. `torch.result_type` answers without computing:
 
 # %%
-print((torch.tensor([1, 2], dtype=torch.int32) + torch.tensor(2.5, dtype=torch.float64)).dtype,
-      (torch.tensor([1], dtype=torch.int8) + torch.tensor([1], dtype=torch.uint8)).dtype,
-      torch.result_type(torch.tensor([1]), 2.5), torch.result_type(torch.tensor([True]), 7),
-      (torch.tensor([1.0]) + torch.tensor([1.0], dtype=torch.float64)).dtype)
+int32_vec = torch.tensor([1, 2], dtype=torch.int32)
+print("int32 + Python 2.5:       ", (int32_vec + 2.5).dtype)
+print("int32 + 0-d float64 2.5:  ", (int32_vec + torch.tensor(2.5, dtype=torch.float64)).dtype)
+print("int32 + 0-d float16 2.5:  ", (int32_vec + torch.tensor(2.5, dtype=torch.float16)).dtype)
+print("float32 + 0-d float64:    ", (torch.tensor([1.0]) + torch.tensor(2.5, dtype=torch.float64)).dtype)
+print("float32 + [1.0] float64:  ", (torch.tensor([1.0]) + torch.tensor([1.0], dtype=torch.float64)).dtype)
+print("int8 + uint8:             ", (torch.tensor([1], dtype=torch.int8) + torch.tensor([1], dtype=torch.uint8)).dtype)
+print("result_type(int64, 2.5):  ", torch.result_type(torch.tensor([1]), 2.5))
+print("result_type(bool, 7):     ", torch.result_type(torch.tensor([True]), 7))
 
 # %% [markdown]
 # ## 3. Sharing memory with numpy and DLPack

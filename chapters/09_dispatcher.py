@@ -340,14 +340,23 @@ print("ops in the exported graph:", [str(n.target) for n in exported.graph.nodes
 # %%
 print(torch.ops.aten.add.Tensor._schema)
 dump = torch._C._dispatch_dump("aten::add.Tensor")
-registered = re.findall(r"^(\w+): registered at (\S+?):\d+", dump, re.M)
+registered = re.findall(r"^(\w+(?:\[alias\])?): registered at (\S+?):\d+", dump, re.M)
 for key, where in registered:
-    if key in ("CPU", "AutogradCPU", "SparseCPU", "MkldnnCPU", "ZeroTensor", "NestedTensorCPU", "Meta"):
+    if key in ("CPU", "Autograd[alias]", "SparseCPU", "MkldnnCPU", "ZeroTensor", "NestedTensorCPU", "Meta"):
         print(f"  {key:16} {where.split('pytorch/pytorch/')[-1].split('site-packages/')[-1]}")
+print("registered at AutogradCPU itself:", any(key == "AutogradCPU" for key, _ in registered))
+table = torch._C._dispatch_dump_table("aten::add.Tensor")
+print("the computed table's AutogradCPU entry:",
+      *[re.sub(r":\d+", "", line.split("pytorch/pytorch/")[-1]) for line in table.splitlines()
+        if line.startswith("AutogradCPU:")])
 
 # %% [markdown]
-# `CPU`'s kernel is in the generated `RegisterCPU_*.cpp`, `AutogradCPU`'s in the
-# generated `VariableType_*.cpp` (from `derivatives.yaml`): the autograd kernel records
+# `CPU`'s kernel is in the generated `RegisterCPU_*.cpp`. The autograd kernel, generated
+# in `VariableType_*.cpp` from `derivatives.yaml`, is registered once, at the *alias*
+# key `Autograd` (listed as `Autograd[alias]`), not at `AutogradCPU`: when the
+# dispatcher computes an operator's table it copies an alias key's kernel into every
+# key the alias stands for (`AutogradCPU`, `AutogradCUDA`, …), which is why the
+# computed table's `AutogradCPU` entry names the same file. The autograd kernel records
 # an `AddBackward0` node — whose saved `alpha` and name come from the YAML above —
 # and redispatches. The wheel ships the generated C++ headers too:
 
