@@ -8,6 +8,9 @@ import subprocess
 import sys
 import time
 
+import llvmlite.binding as llvm
+import pytest
+
 from minikernel.course.bench import cli, gpu, timing as bench  # cli imports every chapter's rows
 from minikernel.course import exercise as ex
 
@@ -73,3 +76,77 @@ def test_k_without_a_match_says_so_on_one_line_and_fails(capsys):
     assert len(lines) == 1, lines
     assert lines[0].startswith("bench: no row matches -k 'allreduce|no such row'")
     assert all(r.name in lines[0] for r in bench.ROWS)
+
+
+def _scripted_row(monkeypatch, rounds_of_samples):
+    """A row whose calls are logged, timed by a samples_ms that returns the given sample lists in turn."""
+    log, script = [], list(rounds_of_samples)
+
+    def fake_samples(fn, warmup, repeat, sync=None, min_batch=1):
+        log.append("timed")
+        return script.pop(0)
+
+    monkeypatch.setattr(bench, "samples_ms", fake_samples)
+    row = bench.Row("scripted", lambda: ((lambda: log.append("mine")), (lambda: log.append("theirs"))))
+    return row, log
+
+
+STEADY, NOISY = [2.0] * 15, [1.0] * 7 + [3.0] * 8  # interquartile range 0% and 100% of the median
+
+
+def test_run_row_warms_both_sides_then_times_again_while_a_spread_is_wide(monkeypatch):
+    # round 1: torch steady, minikernel noisy; round 2: both steady
+    row, log = _scripted_row(monkeypatch, [STEADY, NOISY, STEADY, [4.0] * 15])
+    r = bench.run_row(row, warmup=2, repeat=15)
+    assert log[:log.index("timed")].count("mine") == 2 and log[:log.index("timed")].count("theirs") == 2
+    assert (r.rounds, r.flagged, r.minikernel_ms, r.torch_ms, r.ratio) == (2, False, 4.0, 2.0, 2.0)
+    assert r.earlier_rounds == [(3.0, bench.spread_pct(NOISY), 2.0, 0.0)]  # nothing dropped silently
+    assert "timed 2 times" in bench.format_table([r]) and "!" not in bench.format_table([r])
+
+
+def test_run_row_flags_a_row_still_noisy_after_the_last_round(monkeypatch):
+    row, log = _scripted_row(monkeypatch, [NOISY, STEADY] * 3)
+    r = bench.run_row(row, warmup=1, repeat=15, max_rounds=3)
+    assert (r.rounds, r.flagged, len(r.earlier_rounds)) == (3, True, 2)
+    assert log.count("timed") == 6
+    table = bench.format_table([r]).splitlines()
+    assert "%!" in table[1] and table[-1].startswith("!: spread still above 10%")
+
+
+def test_header_names_the_cpu_its_isa_cores_and_thread_settings():
+    env = dict(os.environ, OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-m", "minikernel", "bench", "--quick", "--json", "-k", "ch01 view"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    setup, machine = out["setup"], out["machine"]
+    assert f"({llvm.get_host_cpu_name()}/" in setup or f"({llvm.get_host_cpu_name()})" in setup
+    assert f"{os.cpu_count()} cores" in setup and machine["cores"] == os.cpu_count()
+    assert "threads: torch 1, numba 1" in setup and "OMP_NUM_THREADS=1" in setup and "NUMBA_NUM_THREADS=1" in setup
+    assert machine["cpu"] and machine["cpu"] in setup
+    assert "reference matmul tiles" in setup
+
+
+_FAULTS = """
+import resource, sys
+import numpy as np
+from minikernel.course.bench.machine import keep_freed_memory
+if sys.argv[1] == "keep":
+    assert keep_freed_memory()
+a = np.ones(16 * 1024 * 1024, np.float32); del a  # 64 MiB written, then freed
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+b = np.ones(16 * 1024 * 1024, np.float32)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt and Linux page-fault counts")
+def test_kept_memory_gives_the_next_output_warm_pages():
+    def faults(mode: str) -> int:
+        proc = subprocess.run([sys.executable, "-c", _FAULTS, mode], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return int(proc.stdout)
+
+    huge_pages = 64 * 1024 * 1024 // (2 * 1024 * 1024)  # numpy asks for 2 MiB pages; 4 KiB ones fault more often
+    assert faults("fresh") >= huge_pages  # the default: a fresh mapping, a fault per page
+    assert faults("keep") <= 4  # kept: the freed block is reused, its pages already mapped

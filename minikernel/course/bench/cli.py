@@ -11,13 +11,26 @@ says so on one line, lists the row names, and exits with status 2.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import torch
 
+from ...kernels.cpu_tiles import REFERENCE_TILES
 from . import gpu, rows_kernels, rows_norm  # noqa: F401 - importing the rows modules registers their rows
 from .allreduce import main as allreduce_main
-from .timing import ROWS, Row, format_table, machine_yardsticks, median_ms, report, run_row
+from .machine import cpu_model, describe, isa, keep_freed_memory
+from .timing import (
+    MAX_ROUNDS,
+    ROWS,
+    SPREAD_LIMIT_PCT,
+    Row,
+    format_table,
+    machine_yardsticks,
+    median_ms,
+    report,
+    run_row,
+)
 
 
 def select(rows: list[Row], match: str) -> list[Row]:
@@ -43,24 +56,31 @@ def main(argv: list[str] | None = None) -> int:
         return allreduce_main(json_out=args.json, quick=args.quick, worlds=args.world, sizes=args.size)
     if args.world or args.size:
         parser.error("--world and --size go with --allreduce")
-    warmup, repeat = (1, 3) if args.quick else (3, 15)
-    machine = machine_yardsticks(3 if args.quick else 7)
-    header = (f"torch {torch.__version__}, {machine['threads']} threads, warm-up {warmup}, median of {repeat}; "
-              f"this machine: copy {machine['copy_gb_per_s']:.1f} GB/s, "
-              f"torch.mm 1024 {machine['torch_mm_1024_gflop_per_s']:.1f} GFLOP/s")
     selected = select(ROWS, args.match)
     if not selected:
         hint = " (the allreduces are timed with --allreduce)" if "allreduce" in args.match.lower() else ""
         print(f"bench: no row matches -k {args.match!r}{hint}; the rows are: " + "; ".join(r.name for r in ROWS),
               file=sys.stderr)
         return 2
+    warm_outputs = keep_freed_memory()
+    warmup, repeat, rounds = (1, 3, 1) if args.quick else (3, 15, MAX_ROUNDS)
+    machine = machine_yardsticks(3 if args.quick else 7)
+    header = (f"torch {torch.__version__}, warm-up {warmup}, median of {repeat}"
+              f"{f', up to {rounds} rounds while a spread exceeds {SPREAD_LIMIT_PCT:.0f}%' if rounds > 1 else ''}; "
+              f"this machine: copy {machine['copy_gb_per_s']:.1f} GB/s, "
+              f"torch.mm 1024 {machine['torch_mm_1024_gflop_per_s']:.1f} GFLOP/s")
     if any(r.skip is not None and not r.skip() for r in selected):  # GPU rows that will run
         machine.update(gpu.yardsticks(median_ms))
         if "gpu" in machine:
             header += (f"; GPU {machine['gpu']}: copy {machine['gpu_copy_gb_per_s']:.0f} GB/s, "
                        f"torch.mm 4096 {machine['gpu_torch_mm_4096_gflop_per_s']:.0f} GFLOP/s "
                        f"(TF32 {'on' if machine['gpu_tf32_matmul'] else 'off'})")
-    results = [run_row(r, warmup, repeat) for r in selected]
+    results = [run_row(r, warmup, repeat, rounds) for r in selected]
+    # After the rows: numba names its threading layer once a parallel kernel has run.
+    machine.update(cpu=cpu_model(), isa=isa(), cores=os.cpu_count(), warm_outputs=warm_outputs,
+                   matmul_tiles=REFERENCE_TILES.describe())
+    header = "\n".join([describe(warm_outputs), header, REFERENCE_TILES.describe()
+                         + (" (the reference's; exercise 2.5 uses sizes.CPU_TILE_*)")])
     report(header, results, format_table, as_json=args.json, machine=machine)
     return 0
 

@@ -18,6 +18,13 @@ header names the machine's own yardsticks measured in the same run: a plain copy
 bandwidth (``copy_`` of 64 MiB into a buffer already in use) and torch.mm's GFLOP/s at 1024x1024, and the
 thread count. Each time is a median; the spread beside it is the 25th-75th
 percentile range of the samples, as a percentage of the median.
+
+Before either side of a row is timed, both are warmed up (their inputs read, their
+outputs written: with ``machine.keep_freed_memory`` the timed calls reuse those
+pages). A row whose spread on either side exceeds ``SPREAD_LIMIT_PCT`` is timed
+again, both sides, up to ``MAX_ROUNDS`` rounds; the table gives the last round and
+says how many there were, and flags the row with ``!`` if it never got below the
+limit. The JSON keeps every earlier round's figures too.
 """
 from __future__ import annotations
 
@@ -26,7 +33,7 @@ import json
 import statistics
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 import torch
@@ -34,6 +41,11 @@ import torch
 from ..exercise import stub_exercise_id
 
 Thunk = Callable[[], object]
+
+#: A side whose interquartile range exceeds this share of its median is timed again.
+SPREAD_LIMIT_PCT = 10.0
+#: Rounds of timing at most for one row (the first and up to three re-samplings).
+MAX_ROUNDS = 4
 
 
 @dataclass
@@ -64,6 +76,10 @@ class Result:
     torch_rate: float | None = None
     minikernel_spread_pct: float | None = None  #: interquartile range / median
     torch_spread_pct: float | None = None
+    rounds: int = 1  #: how many times the row was timed (see ``SPREAD_LIMIT_PCT``)
+    flagged: bool = False  #: a spread still above ``SPREAD_LIMIT_PCT`` after the last round
+    #: (minikernel_ms, minikernel_spread_pct, torch_ms, torch_spread_pct) of the rounds before the last
+    earlier_rounds: list = field(default_factory=list)
 
 
 ROWS: list[Row] = []
@@ -136,27 +152,50 @@ def _rate(r: Row, ms: float | None) -> float | None:
     return None if work is None or not ms else work / (ms * 1e-3) / 1e9
 
 
-def run_row(r: Row, warmup: int, repeat: int) -> Result:
+def _too_wide(*spreads: float | None) -> bool:
+    return any(sp is not None and sp > SPREAD_LIMIT_PCT for sp in spreads)
+
+
+def run_row(r: Row, warmup: int, repeat: int, max_rounds: int = MAX_ROUNDS) -> Result:
+    """Time one row: warm both sides, then rounds of ``repeat`` samples each until both spreads are small."""
     if r.skip is not None and (reason := r.skip()):
         return Result(r.name, None, None, None, f"skipped: {reason}")
     mine, theirs = r.setup()
     unit = "GB/s" if r.bytes is not None else "GFLOP/s" if r.flops is not None else ""
-    torch_samples = samples_ms(theirs, warmup, repeat, r.sync, r.min_batch)
-    torch_ms = statistics.median(torch_samples)
-    base = dict(unit=unit, torch_rate=_rate(r, torch_ms), torch_spread_pct=spread_pct(torch_samples))
-    try:
-        mine_samples = samples_ms(mine, warmup, repeat, r.sync, r.min_batch)
-    except NotImplementedError as err:
-        todo = stub_exercise_id(err)
+    todo = None
+    for _ in range(max(warmup, 1)):  # both sides' inputs read and outputs written before any timing
+        theirs()
+        if todo is None:
+            try:
+                mine()
+            except NotImplementedError as err:
+                todo = stub_exercise_id(err)
+    if r.sync:
+        r.sync()
+    earlier: list[tuple] = []
+    for round_ in range(1, max(max_rounds, 1) + 1):
+        torch_samples = samples_ms(theirs, 0, repeat, r.sync, r.min_batch)
+        mine_samples = None if todo is not None else samples_ms(mine, 0, repeat, r.sync, r.min_batch)
+        torch_ms, torch_spread = statistics.median(torch_samples), spread_pct(torch_samples)
+        mine_ms = None if mine_samples is None else statistics.median(mine_samples)
+        mine_spread = None if mine_samples is None else spread_pct(mine_samples)
+        if not _too_wide(torch_spread, mine_spread) or round_ == max_rounds:
+            break
+        earlier.append((mine_ms, mine_spread, torch_ms, torch_spread))
+    base = dict(unit=unit, torch_rate=_rate(r, torch_ms), torch_spread_pct=torch_spread, rounds=round_,
+                flagged=_too_wide(torch_spread, mine_spread), earlier_rounds=earlier)
+    if todo is not None:
         return Result(r.name, None, torch_ms, None,
                       f"exercise {todo} not implemented (MINIKERNEL_SOLUTIONS={todo} times the reference)", **base)
-    mine_ms = statistics.median(mine_samples)
     return Result(r.name, mine_ms, torch_ms, mine_ms / torch_ms if torch_ms else None,
-                  minikernel_rate=_rate(r, mine_ms), minikernel_spread_pct=spread_pct(mine_samples), **base)
+                  minikernel_rate=_rate(r, mine_ms), minikernel_spread_pct=mine_spread, **base)
 
 
 def _time(ms: float | None, spread: float | None) -> str:
-    return f"{'-':>16}" if ms is None else f"{ms:9.3f} ±{spread or 0:3.0f}%"
+    if ms is None:
+        return f"{'-':>17}"
+    mark = "!" if spread is not None and spread > SPREAD_LIMIT_PCT else " "
+    return f"{ms:9.3f} ±{spread or 0:3.0f}%{mark}"
 
 
 def _rate_text(rate: float | None, unit: str) -> str:
@@ -164,15 +203,21 @@ def _rate_text(rate: float | None, unit: str) -> str:
 
 
 def format_table(results: list[Result]) -> str:
+    if not results:
+        return "(no rows)"
     width = max(len(r.name) for r in results)
-    lines = [f"{'benchmark':<{width}}  {'minikernel ms':>16}  {'torch ms':>16}  {'ratio':>7}  "
+    lines = [f"{'benchmark':<{width}}  {'minikernel ms':>17}  {'torch ms':>17}  {'ratio':>7}  "
              f"{'minikernel':>15}  {'torch':>15}"]
     for r in results:
         ratio = f"{r.ratio:6.2f}x" if r.ratio is not None else f"{'-':>7}"
         rates = f"{_rate_text(r.minikernel_rate, r.unit):>15}  {_rate_text(r.torch_rate, r.unit):>15}"
+        rounds = f"timed {r.rounds} times" if r.rounds > 1 else ""
+        note = "; ".join(x for x in (rounds, r.note) if x)
         lines.append(f"{r.name:<{width}}  {_time(r.minikernel_ms, r.minikernel_spread_pct)}  "
-                     f"{_time(r.torch_ms, r.torch_spread_pct)}  {ratio}  {rates}  {r.note}".rstrip())
+                     f"{_time(r.torch_ms, r.torch_spread_pct)}  {ratio}  {rates}  {note}".rstrip())
     lines.append("ms: median of the samples, ±: their interquartile range; rates: work / median time")
+    if any(r.flagged for r in results):
+        lines.append(f"!: spread still above {SPREAD_LIMIT_PCT:.0f}% after the last round: not a figure to rely on")
     return "\n".join(lines)
 
 
