@@ -10,8 +10,13 @@ from numba import prange
 
 import minikernel.kernels.cpu as mk
 from minikernel.kernels.cpu import Scalar
-from minikernel.kernels.sizes import CPU_CHUNK, CPU_REDUCE_STRIP, CPU_TILE_K, CPU_TILE_M, CPU_TILE_N
+from minikernel.kernels.cpu_tiles import REFERENCE_TILES
+from minikernel.kernels.sizes import CPU_CHUNK, CPU_REDUCE_STRIP
 from minikernel.strides import Shape, Storage, Strides
+
+#: The matmul's tile sizes, chosen for this machine (numba compiles them in as constants).
+TILE_M, TILE_N, TILE_K = REFERENCE_TILES.m, REFERENCE_TILES.n, REFERENCE_TILES.k
+MIN_TASKS = REFERENCE_TILES.tasks
 
 
 def cpu_map(op: int, out: Storage, out_shape: Shape, out_strides: Strides, out_offset: int,
@@ -124,12 +129,16 @@ def cpu_reduce(op: int, identity: Scalar, out: Storage, out_shape: Shape, out_st
 def cpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset: int,
                a: Storage, a_strides: Strides, a_offset: int,
                b: Storage, b_strides: Strides, b_offset: int, inner: int) -> None:
-    """Blocked matmul: one ``CPU_TILE_M x CPU_TILE_N`` tile of ``out`` per task.
+    """Blocked matmul: one tile of ``out`` (up to ``TILE_M x TILE_N``) per task.
 
-    For each block of ``CPU_TILE_K`` steps along ``inner``: copy the tile's rows of
-    ``a`` into ``a_tile[i, k]`` and its columns of ``b`` into ``b_tile[j, k]``
-    (transposed), so that both operands of every dot product are contiguous along
-    ``k``; then, 4 rows by 4 columns at a time, add the block's 16 dot products
+    The tile sizes are this machine's (``kernels/cpu_tiles.py``, from its cache
+    sizes), not the exercise's ``CPU_TILE_*``; a product with fewer tiles than
+    ``MIN_TASKS`` (twice the cores) gets smaller ones, so every thread has work.
+
+    For each block of ``TILE_K`` steps along ``inner``: copy the tile's rows of ``a``
+    into ``a_tile[i, k]`` and its columns of ``b`` into ``b_tile[j, k]`` (transposed),
+    so that both operands of every dot product are contiguous along ``k``; then, 4
+    rows by 4 columns at a time, add the block's 16 dot products
     ``sum_k a_tile[i + r, k] * b_tile[j + c, k]`` to ``acc``. ``acc`` is written to
     ``out`` once all blocks of ``inner`` are summed.
     """
@@ -138,46 +147,71 @@ def cpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset:
     batches = 1
     for d in range(nd - 2):
         batches *= out_shape[d]
-    tiles_n = (n + CPU_TILE_M - 1) // CPU_TILE_M
-    tiles_m = (m + CPU_TILE_N - 1) // CPU_TILE_N
+    tile_m, tile_n = TILE_M, TILE_N
+    while (batches * ((n + tile_m - 1) // tile_m) * ((m + tile_n - 1) // tile_n) < MIN_TASKS
+           and max(tile_m, tile_n) > 4):
+        if tile_m >= tile_n:  # halve the longer side, keeping a multiple of 4
+            tile_m = (tile_m // 2 + 3) // 4 * 4
+        else:
+            tile_n = (tile_n // 2 + 3) // 4 * 4
+    tiles_n = (n + tile_m - 1) // tile_m
+    tiles_m = (m + tile_n - 1) // tile_n
+    depth_max = min(TILE_K, inner)
     a_step, b_step = a_strides[nd - 1], b_strides[nd - 2]  # one step along k
+    b_col_step = b_strides[nd - 1]  # one step along a row of b
     out_step = out_strides[nd - 1]  # one step along a row of out
     for task in prange(batches * tiles_n * tiles_m):
         batch = task // (tiles_n * tiles_m)
-        i0 = (task // tiles_m) % tiles_n * CPU_TILE_M
-        j0 = task % tiles_m * CPU_TILE_N
-        rows, cols = min(CPU_TILE_M, n - i0), min(CPU_TILE_N, m - j0)
+        i0 = (task // tiles_m) % tiles_n * tile_m
+        j0 = task % tiles_m * tile_n
+        rows, cols = min(tile_m, n - i0), min(tile_n, m - j0)
         index = np.empty(nd, np.int64)
         mk.to_index_into(batch * n * m, out_shape, index)  # (*batch index, 0, 0)
-        acc = np.zeros((CPU_TILE_M, CPU_TILE_N), out.dtype)
-        a_tile = np.zeros((CPU_TILE_M, CPU_TILE_K), a.dtype)  # rows past the matrix stay 0
-        b_tile = np.zeros((CPU_TILE_N, CPU_TILE_K), b.dtype)  # transposed: columns of b are rows here
-        for k0 in range(0, inner, CPU_TILE_K):
-            depth = min(CPU_TILE_K, inner - k0)
-            # One element copied costs more than a multiply-add (the loop below does 8
-            # or 16 of those per instruction), and serves CPU_TILE_N (a) or CPU_TILE_M
-            # (b) of them. Tall tiles make the slow copy, b's transposing one, rare:
-            # with 64 x 64 tiles the copies took about as long as the arithmetic.
+        # Rounded up to whole 4 x 4 blocks; rows past the matrix stay 0.
+        acc = np.zeros(((rows + 3) // 4 * 4, (cols + 3) // 4 * 4), out.dtype)
+        a_tile = np.zeros((acc.shape[0], depth_max), a.dtype)
+        b_tile = np.zeros((acc.shape[1], depth_max), b.dtype)  # transposed: columns of b are rows here
+        for k0 in range(0, inner, TILE_K):
+            depth = min(TILE_K, inner - k0)
+            # One element copied costs more than a multiply-add, so the copies read
+            # memory in order (a vectorized copy where the stride is 1): rows of a;
+            # b by rows when they are closer-packed than its columns (row-major b),
+            # writing each value into its column of b_tile.
             for i in range(rows):
                 index[nd - 2], index[nd - 1] = i0 + i, k0
                 start = mk.index_to_position(index, a_strides, a_offset)
+                if a_step == 1:
+                    for k in range(depth):
+                        a_tile[i, k] = a[np.uint64(start + k)]
+                else:
+                    for k in range(depth):
+                        a_tile[i, k] = a[np.uint64(start + k * a_step)]
+            if abs(b_col_step) < abs(b_step):
                 for k in range(depth):
-                    a_tile[i, k] = a[np.uint64(start + k * a_step)]
-            for j in range(cols):
-                index[nd - 2], index[nd - 1] = k0, j0 + j
-                start = mk.index_to_position(index, b_strides, b_offset)
-                for k in range(depth):
-                    b_tile[j, k] = b[np.uint64(start + k * b_step)]
+                    index[nd - 2], index[nd - 1] = k0 + k, j0
+                    start = mk.index_to_position(index, b_strides, b_offset)
+                    for j in range(cols):
+                        b_tile[j, k] = b[np.uint64(start + j * b_col_step)]
+            else:
+                for j in range(cols):
+                    index[nd - 2], index[nd - 1] = k0, j0 + j
+                    start = mk.index_to_position(index, b_strides, b_offset)
+                    if b_step == 1:
+                        for k in range(depth):
+                            b_tile[j, k] = b[np.uint64(start + k)]
+                    else:
+                        for k in range(depth):
+                            b_tile[j, k] = b[np.uint64(start + k * b_step)]
             # 4x4 outputs at a time. Their 16 sums are local variables, which the
-            # compiler keeps in (vector) registers; each step of k loads 8 values and
+            # compiler keeps in vector registers; each step of k loads 8 values and
             # uses each 4 times, so the multiply-adds, not the loads, set the pace.
-            # (An edge block computes zero rows or columns, never written to out.)
+            # The sums start from 0 in each block (vector registers of zeros) and are
+            # added to acc after it. (An edge block computes zero rows or columns,
+            # never written to out.)
             for i in range(0, rows, 4):
                 for j in range(0, cols, 4):
-                    s00, s01, s02, s03 = acc[i, j], acc[i, j + 1], acc[i, j + 2], acc[i, j + 3]
-                    s10, s11, s12, s13 = acc[i + 1, j], acc[i + 1, j + 1], acc[i + 1, j + 2], acc[i + 1, j + 3]
-                    s20, s21, s22, s23 = acc[i + 2, j], acc[i + 2, j + 1], acc[i + 2, j + 2], acc[i + 2, j + 3]
-                    s30, s31, s32, s33 = acc[i + 3, j], acc[i + 3, j + 1], acc[i + 3, j + 2], acc[i + 3, j + 3]
+                    s00 = s01 = s02 = s03 = s10 = s11 = s12 = s13 = acc.dtype.type(0)
+                    s20 = s21 = s22 = s23 = s30 = s31 = s32 = s33 = acc.dtype.type(0)
                     for k in range(depth):  # contiguous in both tiles: vectorized along k
                         a0, a1, a2, a3 = a_tile[i, k], a_tile[i + 1, k], a_tile[i + 2, k], a_tile[i + 3, k]
                         b0, b1, b2, b3 = b_tile[j, k], b_tile[j + 1, k], b_tile[j + 2, k], b_tile[j + 3, k]
@@ -185,11 +219,14 @@ def cpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset:
                         s10 += a1 * b0; s11 += a1 * b1; s12 += a1 * b2; s13 += a1 * b3  # noqa: E702
                         s20 += a2 * b0; s21 += a2 * b1; s22 += a2 * b2; s23 += a2 * b3  # noqa: E702
                         s30 += a3 * b0; s31 += a3 * b1; s32 += a3 * b2; s33 += a3 * b3  # noqa: E702
-                    acc[i, j], acc[i, j + 1], acc[i, j + 2], acc[i, j + 3] = s00, s01, s02, s03
-                    acc[i + 1, j], acc[i + 1, j + 1], acc[i + 1, j + 2], acc[i + 1, j + 3] = s10, s11, s12, s13
-                    acc[i + 2, j], acc[i + 2, j + 1], acc[i + 2, j + 2], acc[i + 2, j + 3] = s20, s21, s22, s23
-                    acc[i + 3, j], acc[i + 3, j + 1], acc[i + 3, j + 2], acc[i + 3, j + 3] = s30, s31, s32, s33
-        for i in range(rows):  # one index_to_position per row, not per element (a fifth of the time)
+                    acc[i, j] += s00; acc[i, j + 1] += s01; acc[i, j + 2] += s02; acc[i, j + 3] += s03  # noqa: E702
+                    acc[i + 1, j] += s10; acc[i + 1, j + 1] += s11  # noqa: E702
+                    acc[i + 1, j + 2] += s12; acc[i + 1, j + 3] += s13  # noqa: E702
+                    acc[i + 2, j] += s20; acc[i + 2, j + 1] += s21  # noqa: E702
+                    acc[i + 2, j + 2] += s22; acc[i + 2, j + 3] += s23  # noqa: E702
+                    acc[i + 3, j] += s30; acc[i + 3, j + 1] += s31  # noqa: E702
+                    acc[i + 3, j + 2] += s32; acc[i + 3, j + 3] += s33  # noqa: E702
+        for i in range(rows):  # one index_to_position per row, not per element
             index[nd - 2], index[nd - 1] = i0 + i, j0
             start = mk.index_to_position(index, out_strides, out_offset)
             for j in range(cols):
