@@ -30,9 +30,9 @@ import urllib.request
 from pathlib import Path
 
 try:
-    from .ports import find_free_port, port_is_free
+    from .ports import find_free_port, port_is_free, tcp_port
 except ImportError:  # imported by lab.py run as a plain script
-    from ports import find_free_port, port_is_free  # type: ignore[no-redef]
+    from ports import find_free_port, port_is_free, tcp_port  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSETS = ROOT / "tools" / "visdom_assets.json"
@@ -241,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m minikernel dashboard",
         description="Serve the live dashboards with visdom on 127.0.0.1 (offline front-end files).")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT})")
+    parser.add_argument("--port", type=tcp_port, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT})")
     parser.add_argument("--env-path", type=Path, default=DEFAULT_ENV_PATH,
                         help=f"where visdom keeps saved environments (default: {DEFAULT_ENV_PATH})")
     parser.add_argument("--check", action="store_true",

@@ -103,7 +103,7 @@ def keep_only(source: str, names: set[str]) -> str:
 
 def kept_ids(patterns: str) -> list[str]:
     """The exercise IDs that ``--keep`` names (IDs and chapter globs, as MINIKERNEL_SOLUTIONS)."""
-    return ex.select(ex.parse_selection(patterns)) if patterns.strip() else []
+    return ex.select(ex.parse_selection(patterns, where="--keep"), where="--keep") if patterns.strip() else []
 
 
 def _write_references(out: Path, keep: list[str], root: Path) -> None:

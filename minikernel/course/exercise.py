@@ -77,8 +77,10 @@ class Exercise:
 _REGISTRY: dict[str, Exercise] = {}
 
 
-def parse_selection(spec: str | None) -> list[str]:
+def parse_selection(spec: str | None, where: str | None = None) -> list[str]:
     """Split a ``MINIKERNEL_SOLUTIONS`` value into tokens, checking their form.
+
+    ``where`` names what the text came from in error messages (default: the variable).
 
     >>> parse_selection("1.2, 2.*")
     ['1.2', '2.*']
@@ -89,7 +91,7 @@ def parse_selection(spec: str | None) -> list[str]:
     for token in tokens:
         if token != "all" and not _TOKEN_RE.match(token):
             raise ValueError(
-                f"{ENV_VAR}={spec!r}: {token!r} is not an exercise ID. Use 'all', IDs "
+                f"{f'{where} {token!r}' if where else f'{ENV_VAR}={spec!r}: {token!r}'} is not an exercise ID. Use 'all', IDs "
                 f"like '1.2', or chapter globs like '1.*', separated by commas.")
     return tokens
 
@@ -265,19 +267,20 @@ def id_key(exercise_id: str) -> tuple[int, int]:
     return int(chapter), int(number)
 
 
-def select(patterns: list[str] | None) -> list[str]:
+def select(patterns: list[str] | None, where: str = "argument") -> list[str]:
     """The registered IDs that ``patterns`` (IDs or globs; all when empty) name.
 
-    Raises ValueError for a pattern that names no exercise.
+    Raises ValueError for a pattern that names no exercise; ``where`` names the patterns'
+    origin in that message (a command-line option, say).
     """
     known = list(registry())
     if not patterns:
         return known
     chosen: list[str] = []
-    for pattern in parse_selection(",".join(patterns)):
+    for pattern in parse_selection(",".join(patterns), where=where):
         hits = [i for i in known if _token_matches(pattern, i)]
         if not hits:
-            raise ValueError(f"no exercise matches {pattern!r}; known exercises: {', '.join(known)}")
+            raise ValueError(f"no exercise matches {pattern!r} (given as {where}); known exercises: {', '.join(known)}")
         chosen += [h for h in hits if h not in chosen]
     return sorted(chosen, key=id_key)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -71,7 +72,7 @@ def load_weights(path: Path | None, ids: list[str]) -> dict[str, float]:
     if not isinstance(table, dict) or not all(isinstance(v, (int, float)) for v in table.values()):
         raise ValueError(f"the weights file {path} must map exercise IDs or globs to numbers, e.g. {{\"2.*\": 2}}")
     for pattern, value in sorted(table.items(), key=lambda kv: "*" not in kv[0]):
-        hits = ex.select([pattern])  # raises ValueError naming the known IDs
+        hits = ex.select([pattern], where=f"a key of the weights file {path}")  # ValueError naming the known IDs
         for i in hits:
             if i in points:
                 points[i] = float(value)
@@ -169,7 +170,7 @@ def grade_submission(submission: Submission, base: Path, files: list[Path], sett
 def run(submissions_dir: Path, out: Path, settings: Settings, weights_file: Path | None = None,
         jobs: int = 1) -> list[Result]:
     """Grade every submission in ``submissions_dir`` and write the gradebook into ``out``."""
-    ids = ex.select(settings.patterns)
+    ids = ex.select(settings.patterns, where="--exercises")
     weights = load_weights(weights_file, ids)
     submissions = discover(submissions_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -185,6 +186,16 @@ def run(submissions_dir: Path, out: Path, settings: Settings, weights_file: Path
     return results
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, not {text}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m minikernel gradebook", description="grade a folder of submissions")
     parser.add_argument("submissions", type=Path, help="folder with one entry (folder, archive, git repo) per student")
@@ -192,16 +203,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exercises", default="", help="IDs or globs to grade, e.g. '1.*,2.*' (default: all)")
     parser.add_argument("--keep", default="", help="references the class was given, e.g. '2.3' (as for release)")
     parser.add_argument("--weights", type=Path, help='JSON file of points per ID or glob, e.g. {"2.*": 2}')
-    parser.add_argument("-j", "--jobs", type=int, default=1, help="submissions graded at once (default 1)")
-    parser.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT_S, help="seconds per exercise")
-    parser.add_argument("--submission-timeout", type=int, default=DEFAULT_SUBMISSION_TIMEOUT_S,
+    parser.add_argument("-j", "--jobs", type=_positive_int, default=1, help="submissions graded at once (default 1)")
+    parser.add_argument("--timeout", type=_positive_int, default=DEFAULT_TIMEOUT_S, help="seconds per exercise")
+    parser.add_argument("--submission-timeout", type=_positive_int, default=DEFAULT_SUBMISSION_TIMEOUT_S,
                         help="seconds for one whole submission")
-    parser.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB, help="address-space limit per process")
+    parser.add_argument("--memory-mb", type=_positive_int, default=DEFAULT_MEMORY_MB, help="address-space limit per process")
     args = parser.parse_args(argv)
     network, note = _network_wrapper()
     if note:
         print(f"warning: {note}", file=sys.stderr)
-    settings = Settings([p for p in args.exercises.split(",") if p], args.keep, args.timeout,
+    settings = Settings([p for p in re.split(r"[,\s]+", args.exercises) if p], args.keep, args.timeout,
                         args.submission_timeout, args.memory_mb, network)
     try:
         results = run(args.submissions, args.out, settings, args.weights, args.jobs)

@@ -133,13 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--port",
-        type=int,
+        type=ports.tcp_port,
         default=None,
         help=f"port to listen on (default: {DEFAULT_PORT}, or the next free one)",
     )
     parser.add_argument(
         "--dashboard-port",
-        type=int,
+        type=ports.tcp_port,
         default=dashboard_server.DEFAULT_PORT,
         metavar="N",
         help=f"port of the visdom server for the live dashboards (default: {dashboard_server.DEFAULT_PORT}, "

@@ -1,7 +1,19 @@
 """Finding a free TCP port on 127.0.0.1 (JupyterLab's and visdom's launchers). Standard library only."""
 from __future__ import annotations
 
+import argparse
 import socket
+
+
+def tcp_port(text: str) -> int:
+    """argparse type of a ``--port`` option: a TCP port number, 1 to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number; use 1 to 65535") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number; use 1 to 65535")
+    return port
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:

@@ -46,6 +46,8 @@ def discover(folder: Path) -> list[Submission]:
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions")
     entries = [p for p in folder.iterdir() if not p.name.startswith(".")]
+    if not entries:
+        raise FileNotFoundError(f"{folder} holds no submissions (one folder, archive or git repository per student)")
     return sorted((Submission(_student(p), p) for p in entries), key=lambda s: s.student)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tensorboard import program
 
-from .ports import port_is_free
+from .ports import port_is_free, tcp_port
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve the dashboards' TensorBoard event files on 127.0.0.1 (offline).")
     parser.add_argument("--logdir", type=Path, default=None,
                         help=f"event-file directory (default: ${LOGDIR_VARIABLE} or {ROOT / 'runs'})")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT})")
+    parser.add_argument("--port", type=tcp_port, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT})")
     return parser
 
 
