@@ -625,24 +625,35 @@ for forced in ("default", "avx2"):
     print(f"ATEN_CPU_CAPABILITY={forced}:", out)
 
 # %% [markdown]
-# The same `exp` over 4 M floats with each build (one thread, median of 5; timings
-# vary, so the output is not compared). The vector builds process 8 (AVX2) or 16
-# (AVX-512) floats per instruction:
+# The same ops over 4 M floats with each build (one thread, pinned in each child and
+# printed; median of 9 after a warm-up; timings vary, so the output is not compared).
+# The vector builds process 8 (AVX2) or 16 (AVX-512) floats per instruction, and
+# `sigmoid`, compiled once per build, shows it. `exp` does not: in a wheel built with
+# MKL (`torch.backends.mkl.is_available()`), ATen's `cpu/vml.h` hands `exp`, `log`,
+# `sin`, `tanh` and a few more to MKL's vector math library, which picks its own
+# instructions whatever `ATEN_CPU_CAPABILITY` says:
 
 # %% tags=["nbval-ignore-output"]
-timer = ("import torch, time; torch.set_num_threads(1); x = torch.randn(1 << 22); t = []\n"
-         "for _ in range(5):\n s = time.perf_counter(); x.exp(); t.append(time.perf_counter() - s)\n"
-         "print(round(sorted(t)[2] * 1e3, 2))")
+timer = ("import torch, time; torch.set_num_threads(1); x = torch.randn(1 << 22); r = []\n"
+         "for op in (torch.exp, torch.sigmoid):\n"
+         " op(x); t = []\n"
+         " for _ in range(9):\n  s = time.perf_counter(); op(x); t.append(time.perf_counter() - s)\n"
+         " r.append(f'{sorted(t)[4] * 1e3:6.2f}')\n"
+         "print(torch.get_num_threads(), *r)")
+print("MKL in this build:", torch.backends.mkl.is_available())
+print("capability  threads  exp (ms)  sigmoid (ms)")
 for forced in ("default", "avx2", "avx512"):
-    out = subprocess.run([sys.executable, "-c", timer], env={**os.environ, "ATEN_CPU_CAPABILITY": forced},
-                         capture_output=True, text=True, check=True).stdout.strip()
-    print(f"{forced:8} exp of 4M floats: {out} ms")
+    threads_used, exp_ms, sigmoid_ms = subprocess.run(
+        [sys.executable, "-c", timer], env={**os.environ, "ATEN_CPU_CAPABILITY": forced},
+        capture_output=True, text=True, check=True).stdout.split()
+    print(f"{forced:10} {threads_used:>8} {exp_ms:>9} {sigmoid_ms:>13}")
 
 # %% [markdown]
 # ## Memory-bound element-wise ops
 #
 # An element-wise op does one arithmetic operation per element and moves 8–12 bytes
-# for it; a matmul does 2n operations per element it reads. So element-wise ops are
+# for it; an n×n matmul reads 2n² elements and does 2n³ operations: n per element it
+# reads, 2n per element it writes. So element-wise ops are
 # limited by **memory bandwidth**, matmuls by arithmetic. That is the core of the
 # ShuffleNetV2 rules the notes quote (count memory access, not only FLOPs: equal
 # channel widths, few groups, few branches, few element-wise ops). On this machine

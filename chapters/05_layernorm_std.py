@@ -121,7 +121,9 @@ print("E[std, correction=1] ~", round(draws.std(1).mean().item(), 2), " < sigma 
 # `torch.var` and `torch.std` divide by $\max(0,\ n - \text{correction})$.
 # **`correction=1` is the default** (unbiased, as the notes say); `correction=0` is
 # the biased variance; any number is allowed. The older spelling `unbiased=True/False`
-# still works and means `correction=1/0` (`correction` was added in PyTorch 2.0).
+# still works and means `correction=1/0`. (`correction` came in 2021, pytorch/pytorch
+# PR #50903, as extra overloads; 2.0 gave them defaults and made `correction` the
+# documented signature, PR #56398.)
 # `n` is the number of elements each result summarizes, so reducing several
 # dimensions multiplies their sizes.
 
