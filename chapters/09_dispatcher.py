@@ -547,6 +547,11 @@ finally:
 # %% [markdown]
 # ## Exercise 9.4 — custom_op_forward, custom_op_backward
 #
+# *Needs chapter 03's engine and gradcheck* (exercises 3.1, 3.3, 3.7 and 3.9, and 1.6's
+# `is_contiguous`): its tests run backward passes and `gradcheck` through your op. Still
+# working on those? Switch on their references (`MINIKERNEL_SOLUTIONS=1.6,3.*`, then
+# restart the kernel) and go on.
+#
 # `minikernel.library` mirrors `torch.library`: `custom_op` declares the operator and
 # registers its backend kernel, `register_fake` its Meta kernel, and
 # `register_autograd` puts a kernel at the `Autograd` key that, when an input requires

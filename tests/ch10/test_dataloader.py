@@ -261,3 +261,32 @@ class Stream(torch.utils.data.IterableDataset):
 def test_an_iterable_dataset_is_refused_clearly():
     with pytest.raises(TypeError, match="map-style"):
         DataLoader(Stream())
+
+
+class _Interrupted(torch.utils.data.Dataset):
+    """Sample 1 raises ``kind`` (a BaseException that is not an Exception)."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        if i == 1:
+            raise self.kind("stop")
+        return torch.tensor([float(i)])
+
+
+@pytest.mark.exercise("10.2")
+@pytest.mark.parametrize("kind", [KeyboardInterrupt, SystemExit])
+def test_worker_lets_a_base_exception_through(kind):
+    """Only ``Exception`` travels home: KeyboardInterrupt or SystemExit leaves the loop, as in torch's worker."""
+    index_queue, data_queue = queue.Queue(), queue.Queue()
+    for task in [(0, [0]), (1, [1]), (2, [2])]:
+        index_queue.put(task)
+    index_queue.put(None)
+    with pytest.raises(kind):
+        worker_loop(_Interrupted(kind), index_queue, data_queue, default_collate, 0)
+    sent = [data_queue.get() for _ in range(data_queue.qsize())]
+    assert [i for i, _ in sent] == [0], f"only task 0 is answered before the {kind.__name__}: {sent}"

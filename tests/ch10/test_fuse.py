@@ -119,3 +119,28 @@ def test_fusion_refuses_training_mode_like_torch():
     for fuse in (F.fuse_linear_bn_eval, torch_fusion.fuse_linear_bn_eval):
         with pytest.raises(AssertionError, match="linear.out_features == bn.num_features"):
             fuse(linear, bn1)
+
+
+@pytest.mark.exercise("10.6")
+@pytest.mark.parametrize("layer", ["conv3d", "conv_transpose1d", "linear"])
+def test_frozen_layers_stay_frozen_like_torch(layer):
+    """A weight or bias with ``requires_grad=False`` gives a fused Parameter with ``requires_grad=False``."""
+    torch.manual_seed(0)
+    if layer == "linear":
+        module, bn, fuse, torch_fuse = (torch.nn.Linear(3, 4).double(), torch.nn.BatchNorm1d(4), F.fuse_linear_bn_weights,
+                                        torch_fusion.fuse_linear_bn_weights)
+        extra = ()
+    else:
+        make = {"conv3d": lambda: torch.nn.Conv3d(2, 4, 2), "conv_transpose1d": lambda: torch.nn.ConvTranspose1d(2, 4, 3)}
+        module, bn, fuse, torch_fuse = (make[layer]().double(), torch.nn.BatchNorm1d(4), F.fuse_conv_bn_weights,
+                                        torch_fusion.fuse_conv_bn_weights)
+        extra = (layer == "conv_transpose1d",)
+    bn = _trained_bn(bn.double(), 2)
+    for frozen in (("weight",), ("bias",), ("weight", "bias")):
+        for name, p in module.named_parameters():
+            p.requires_grad_(name not in frozen)
+        args = (module.weight, module.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias, *extra)
+        ours, theirs = fuse(*args), torch_fuse(*args)
+        assert [o.requires_grad for o in ours] == [t.requires_grad for t in theirs], f"frozen {frozen}"
+        for o, t in zip(ours, theirs):
+            assert _close(o.detach(), t.detach())

@@ -24,6 +24,18 @@ def test_every_exercise_has_at_least_three_wrong_solutions():
     assert not short, f"exercises with fewer than {MIN_CASES} wrong solutions in tests/wrong/: {short}"
 
 
+#: Exercises that came with at least NEW_MIN_CASES wrong solutions each (the newer ones).
+NEW_MIN_CASES = 5
+NEWER = ("7.5", "7.6", "9.*", "10.*")
+
+
+def test_newer_exercises_have_at_least_five_wrong_solutions():
+    counts = Counter(c.exercise for c in CASES)
+    newer = ex.select(list(NEWER))
+    short = {i: counts[i] for i in newer if counts[i] < NEW_MIN_CASES}
+    assert newer and not short, f"exercises with fewer than {NEW_MIN_CASES} wrong solutions: {short}"
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_case_is_well_formed(case):
     assert case.exercise in REGISTRY, f"{case.path}: EXERCISE = {case.exercise!r} names no exercise"

@@ -58,7 +58,9 @@ def worker_loop(dataset: Any, index_queue: Any, data_queue: Any, collate_fn: Cal
     collating raises an ``Exception``, put ``(idx, ExceptionWrapper(where=f"in
     DataLoader worker process {worker_id}"))`` instead — created inside the ``except``
     block, where ``sys.exc_info()`` still holds the error — and go on with the next
-    task. ``None`` ends the loop (return; the process then exits).
+    task. Only ``Exception``: a ``BaseException`` that is not one (``KeyboardInterrupt``,
+    ``SystemExit``) is not caught, it leaves the loop with nothing sent, as in torch.
+    ``None`` ends the loop (return; the process then exits).
 
     The queues are ``multiprocessing`` queues in a worker and may be ``queue.Queue``
     in a test: use only ``get()`` and ``put()``.
