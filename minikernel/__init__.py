@@ -13,7 +13,7 @@ from . import kernels, ops, ops_reference, tensor_backends, view_ops  # chapters
 from . import copy_ops, factory_ops, shape_views, write_ops
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
-from .tensor import Tensor, bool_, cat, float32, float64, int32, int64, ones, stack, tensor, zeros
+from .tensor import Tensor, bool_, cat, float32, float64, int32, int64, ones, stack, tensor, where, zeros
 
 # Every Tensor operator goes through the dispatcher: Autograd, then the backend (tensor_backends.py).
 tensor_backends.register(kernels=ops, reference=ops_reference, views=view_ops, shapes=shape_views,
@@ -32,4 +32,4 @@ from .course.grading import grade  # noqa: E402
 exercise.check_selection()
 
 __all__ = ["Tensor", "tensor", "zeros", "ones", "grade", "float32", "float64", "int32", "int64", "bool_",
-           "cat", "stack", "no_grad", "enable_grad", "inference_mode", "is_inference_mode_enabled", "set_grad_enabled", "is_grad_enabled"]
+           "cat", "stack", "where", "no_grad", "enable_grad", "inference_mode", "is_inference_mode_enabled", "set_grad_enabled", "is_grad_enabled"]

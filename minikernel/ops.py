@@ -227,19 +227,31 @@ def check_out(name: str, out: Tensor, shape: Sequence[int], dtype: np.dtype, whe
         raise RuntimeError(f"result type {_SCALAR_NAMES[dtype]} can't be cast to the desired output type "
                            f"{_SCALAR_NAMES.get(out.dtype, out.dtype)}")
     _check_dtype(name, where, out.dtype)
+    check_overlap(out, inputs)
+
+
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                    "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def check_overlap(out: Tensor, inputs: Sequence[Tensor], allow_full: bool = True) -> None:
+    """torch's memory-overlap refusals for a write into ``out`` that reads ``inputs``: ``out`` may
+    not name one element twice (an expanded tensor), and no input may share part of its memory
+    (``allow_full``: the very same elements are fine, as in ``x.add_(x)``; ``index_put_`` refuses
+    even those). Layouts torch calls "too hard" to decide (not dense) are let through, as torch does."""
     if layout.has_internal_overlap(out.shape, out.stride()):
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                            "single memory location. Please clone() the tensor before performing the operation.")
+    if not allow_full and any(t is out for t in inputs):  # the same tensor, even an empty one
+        raise RuntimeError(_PARTIAL_OVERLAP)
     written = _dense_range(out)
     for t in inputs:
-        seen = _dense_range(t)
+        seen = _dense_range(t) if isinstance(t, Tensor) else None
         if written is None or seen is None:
             continue  # torch calls this "too hard" to decide, and allows it
         full = written == seen and out.stride() == t.stride()
-        if not full and written[0] < seen[1] and seen[0] < written[1]:
-            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to "
-                               "tensor refer to a single memory location. Please clone() the tensor before "
-                               "performing the operation.")
+        if (not full or not allow_full) and written[0] < seen[1] and seen[0] < written[1]:
+            raise RuntimeError(_PARTIAL_OVERLAP)
 
 
 # -------------------------------------------------------------- element-wise
@@ -347,6 +359,12 @@ def _identity(op: int, dtype: np.dtype):
     return dtype.type(-np.inf) if dtype.kind == "f" else dtype.type(np.iinfo(dtype).min)
 
 
+def _reshaped(result: Tensor, shape, strides, offset: int) -> Tensor:
+    """A new header over a result's own fresh memory: like ``_with``, but no view (nobody else
+    holds that memory), so the caller gets a tensor of its own, as torch's results are."""
+    return Tensor(result._storage, tuple(shape), tuple(strides), offset)
+
+
 def _flat(a: Tensor) -> Tensor:
     """All of ``a``'s elements as one 1-D tensor: a strided view when the layout allows, else a copy."""
     shape, (strides,) = layout.iteration_layout(a.shape, a.stride())
@@ -374,7 +392,7 @@ def _reduce(name: str, a: Tensor, dim: Union[None, int, Sequence[int]], keepdim:
         if keepdim or not a.ndim:
             return a
         shape = tuple(n for i, n in enumerate(a.shape) if i not in dims)
-        return a._with(shape, layout.contiguous_strides(shape), a.storage_offset())
+        return _reshaped(a, shape, layout.contiguous_strides(shape), a.storage_offset())
     if dim is not None and (isinstance(dim, bool) or not isinstance(dim, (int, np.integer))):
         raise TypeError(f"{name}(): minikernel reduces one dimension at a time: pass dim as an int, or "
                         f"nothing to reduce all elements; got {dim!r}")
@@ -391,7 +409,7 @@ def _reduce(name: str, a: Tensor, dim: Union[None, int, Sequence[int]], keepdim:
         out = empty((1,), (1,), dtype, where)
         launch.reduce_(op, _identity(op, dtype), out, flat, 0)
         shape = (1,) * a.ndim if keepdim else ()
-        return out._with(shape, (1,) * len(shape), 0)
+        return _reshaped(out, shape, (1,) * len(shape), 0)
     d = _wrap_dim(int(dim), a.ndim)
     if op == MAX and a.ndim and a.shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
@@ -401,7 +419,7 @@ def _reduce(name: str, a: Tensor, dim: Union[None, int, Sequence[int]], keepdim:
     if keepdim or a.ndim == 0:
         return out
     shape = kept[:d] + kept[d + 1:]
-    return out._with(shape, layout.contiguous_strides(shape), 0)
+    return _reshaped(out, shape, layout.contiguous_strides(shape), 0)
 
 
 def sum(a: Tensor, dim: Optional[int] = None, keepdim: bool = False) -> Tensor:  # noqa: A001 - torch's name
@@ -488,4 +506,4 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if len(keep) == len(shape):
         return out
     final = tuple(shape[d] for d in keep)
-    return out._with(final, layout.contiguous_strides(final), 0)
+    return _reshaped(out, final, layout.contiguous_strides(final), 0)

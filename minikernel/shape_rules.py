@@ -234,6 +234,8 @@ def movedim_order(ndim: int, source, destination) -> tuple[int, ...]:
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
                            f"same number of dims as destination ({dst} dims)")
     src, dst = [wrap_dim(int(d), ndim) for d in src], [wrap_dim(int(d), ndim) for d in dst]
+    if ndim == 0:
+        return ()
     for name, dims in (("source", src), ("destination", dst)):
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")

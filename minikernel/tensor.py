@@ -256,7 +256,10 @@ class Tensor(AutogradMixin, OperatorsMixin):
 
     def movedim(self, source, destination) -> "Tensor":
         """``source`` dims moved to ``destination`` positions, the others in order (a ``permute``)."""
-        return self.permute(R.movedim_order(self.ndim, source, destination))
+        order = R.movedim_order(self.ndim, source, destination)
+        if self.ndim == 0:
+            return route("alias", self)  # nothing to move: torch returns an alias
+        return self.permute(order)
 
     moveaxis = movedim
 
@@ -498,6 +501,11 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """``torch.cat(tensors, dim=0)``: the tensors one after another along ``dim``."""
     return route("cat", tensors, dim)
+
+
+def where(condition: Tensor, input: Any, other: Any) -> Tensor:  # noqa: A002 - torch's name
+    """``torch.where(condition, input, other)``: ``input`` where ``condition`` holds, else ``other``."""
+    return route("where", condition, input, other)
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:

@@ -19,6 +19,25 @@ _MULTI_OUTPUT_VIEW = (
     "returns multiple views. Such functions do not allow the output views to be modified inplace. You should "
     "replace the inplace operation by an out-of-place one.")
 _VIEW_OF_LEAF = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
+    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+    "you want the inplace to be tracked).")
+_NO_GRAD_VIEW_REBASED = (
+    "A view was created in no_grad mode and its base or another view of its base has been modified inplace with "
+    "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+    "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+_VIEW_OF_NO_GRAD_VIEW = (
+    "Output {nr} of {name} is a view of a view which was created in no_grad mode and is being modified inplace with "
+    "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+    "code by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+    "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+_MULTI_OUTPUT_VIEW_REBASED = (
+    "Output {nr} of {name} is a view and its base or another view of its base has been modified inplace. This view "
+    "is the output of a function that returns multiple views. Such functions do not allow the output views to be "
+    "modified inplace. You should replace the inplace operation by an out-of-place one.")
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 
 _NON_LEAF_GRAD = (
@@ -46,6 +65,7 @@ class AutogradMixin:
         self._output_nr = 0
         self._accumulator: Optional[AccumulateGrad] = None
         self._retains_grad = False
+        self._no_grad_view = False  # a view taken under no_grad of a tensor that requires grad
         self._vc = [0]  # version counter, shared by views of the same memory
 
     # ------------------------------------------------------------ views
@@ -55,6 +75,12 @@ class AutogradMixin:
         self._vc = source._vc
         self._base = source._base if source._base is not None else source
         self._view_version = self._vc[0]
+        # torch's CreationMeta is inherited: a view of a multi-output view, or of a view made
+        # under no_grad, is refused in-place writes the same way ("" / "view": inherited)
+        if source._multi_output_view is not None:
+            self._multi_output_view = ""
+        if source._no_grad_view:
+            self._no_grad_view = "view"
 
     def _is_view(self) -> bool:
         """Whether this tensor is a view of another's memory (``torch.Tensor._is_view()``)."""
@@ -75,10 +101,20 @@ class AutogradMixin:
         """
         base = self._base
         if base is not None and self._view_version != self._vc[0]:
+            if base.requires_grad and self._multi_output_view is not None:
+                raise RuntimeError(_MULTI_OUTPUT_VIEW_REBASED.format(nr=self._output_nr, name=self._view_name()))
+            if base.requires_grad and self._no_grad_view:
+                raise RuntimeError(_NO_GRAD_VIEW_REBASED)
             self._view_version = self._vc[0]
             if base.requires_grad:
                 self._grad_fn, self._output_nr = AsStridedBackward(base, self), 0
         return self._grad_fn
+
+    def _view_name(self) -> str:
+        """The op that made this view, as torch's messages name it ("Unbind", "T", "Slice")."""
+        if self._multi_output_view:
+            return self._multi_output_view
+        return self._grad_fn.name().removesuffix("Backward0") if self._grad_fn is not None else "view"
 
     @grad_fn.setter
     def grad_fn(self, node: Optional[graph.Node]) -> None:
@@ -86,8 +122,12 @@ class AutogradMixin:
 
     def _check_inplace(self) -> None:
         """torch's refusals before an in-place op that will be recorded."""
+        if self._no_grad_view is True:
+            raise RuntimeError(_NO_GRAD_VIEW)
+        if self._no_grad_view:
+            raise RuntimeError(_VIEW_OF_NO_GRAD_VIEW.format(nr=self._output_nr, name=self._view_name()))
         if self._multi_output_view is not None and self.requires_grad:
-            raise RuntimeError(_MULTI_OUTPUT_VIEW.format(nr=self._output_nr, name=self._multi_output_view))
+            raise RuntimeError(_MULTI_OUTPUT_VIEW.format(nr=self._output_nr, name=self._view_name()))
         base = self._base
         if base is not None and base.is_leaf and base.requires_grad:
             raise RuntimeError(_VIEW_OF_LEAF)
@@ -97,7 +137,10 @@ class AutogradMixin:
     # ----------------------------------------------------------- flags
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad or self.grad_fn is not None
+        # without reading grad_fn, which refuses some rebased views (torch's flag never raises)
+        base = self._base
+        return (self._requires_grad or self._grad_fn is not None
+                or (base is not None and self._view_version != self._vc[0] and base.requires_grad))
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:

@@ -183,13 +183,27 @@ def _autograd_kernel(name: str, fn: Callable) -> Callable:
     """The Autograd key: record (``fn``) when autograd is involved, else redispatch below."""
     op = dispatch.registry.get(name)
 
+    makes_views = name in VIEW_OPS or name in SHAPE_OPS
+
     def autograd_kernel(keys, *args):
         if autograd_active(args):
             return fn(*args)
-        return dispatch.redispatch(op, keys, *args)
+        out = dispatch.redispatch(op, keys, *args)
+        if makes_views and not backward_running() and getattr(args[0], "requires_grad", False):
+            _mark_no_grad_views(out)
+        return out
 
     autograd_kernel.__qualname__ = f"autograd.functions.{name.rstrip('_')}"
     return autograd_kernel
+
+
+def _mark_no_grad_views(out: Any) -> None:
+    """A view taken under ``no_grad`` of a tensor that requires grad: like torch, it requires grad
+    too, as a leaf of its own (nothing flows to the base through it), and writing into it
+    with grad mode on is refused (``Tensor._check_inplace``)."""
+    for view in out if isinstance(out, (tuple, list)) else (out,):
+        if getattr(view, "_base", None) is not None:
+            view._requires_grad, view._no_grad_view = True, True
 
 
 def _backend(name: str, fn: Callable) -> Callable:

@@ -77,7 +77,7 @@ def permute(x: Tensor, dims: Sequence[int]) -> Tensor:
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     if x.ndim == 0:
-        return x
+        return x._with(x.shape, x.stride())  # a new view (torch's transpose never returns self)
     dim0, dim1 = _wrap_dim(dim0, x.ndim), _wrap_dim(dim1, x.ndim)
     order = list(range(x.ndim))
     order[dim0], order[dim1] = order[dim1], order[dim0]
@@ -87,7 +87,7 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
 def t(x: Tensor) -> Tensor:
     if x.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
-    return transpose(x, 0, 1) if x.ndim == 2 else x
+    return transpose(x, 0, 1) if x.ndim == 2 else x._with(x.shape, x.stride())  # a 1-d t() is a new view
 
 
 def expand(x: Tensor, sizes: Sequence[int]) -> Tensor:

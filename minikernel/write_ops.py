@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import shape_rules as R
+from .ops import check_overlap
 from .tensor import Tensor
 
 
@@ -26,7 +27,9 @@ def _store(self: Tensor, values: np.ndarray) -> Tensor:
 
 
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
-    """``src`` broadcast to ``self``'s shape and cast to its dtype. Matches ``Tensor.copy_``."""
+    """``src`` broadcast to ``self``'s shape and cast to its dtype. Matches ``Tensor.copy_``
+    (and its refusals: ``self`` naming one element twice, ``src`` sharing part of its memory)."""
+    check_overlap(self, [src])
     return _store(self, np.broadcast_to(src.to_numpy(), R.broadcast_shape(self.shape, src.shape)))
 
 

@@ -19,11 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from ..ops import check_overlap
 from ..tensor import Tensor
 from . import values as V
 from .function import Function
 from .grad_mode import is_grad_enabled
-from .indexing import AdvancedIndex, apply_slicing
+from .indexing import AdvancedIndex, apply_slicing, check_bounds
 from .inplace import _original, rebase_history
 from .pointwise import _reduce_to
 
@@ -51,31 +52,41 @@ class IndexPut(Function):
 
 def index_put_(x: Tensor, key: Key, values: Tensor) -> Tensor:
     """``x[key] = values`` for an advanced ``key`` (``Tensor.index_put_``), recorded when autograd is involved."""
-    _check_values(x, key, values)
     recording = is_grad_enabled() and (x.requires_grad or values.requires_grad)
+    if recording:
+        x._check_inplace()  # first, as torch's autograd layer refuses before the kernel looks at the indices
+    masked_fill = values.numel() == 1 and any(isinstance(k, np.ndarray) and k.dtype == bool for k in key)
+    if not masked_fill:  # (torch's masked_fill path reads a one-element value once, first)
+        check_overlap(x, [values], allow_full=False)
+    check_bounds(x, key)
+    values = _check_values(x, key, values)
     if not recording:
         return V.call("index_put_", x, key, values)
-    x._check_inplace()
     result = IndexPut.apply(_original(x), key, values)
     V.write(x, result)
     rebase_history(x, result, result.grad_fn)
     return x
 
 
-def _check_values(x: Tensor, key: Key, values: Tensor) -> None:
-    """torch's refusal of a value that does not broadcast to the picked shape."""
+def _check_values(x: Tensor, key: Key, values: Tensor) -> Tensor:
+    """``values`` without leading size-1 dims beyond the picked shape (torch drops them), or
+    torch's refusal of a value that does not broadcast to the picked shape."""
     picked = np.empty(x.shape, dtype=np.bool_)[key].shape
+    extra = values.ndim - len(picked)
+    if extra > 0 and all(n == 1 for n in values.shape[:extra]):
+        values = values.reshape(values.shape[extra:])
     lead = len(picked) - values.ndim
     if lead < 0 or any(v not in (1, p) for v, p in zip(values.shape, picked[lead:])):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(picked)}")
+    return values
 
 
 def setitem(x: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``: ``value`` a number or a tensor (broadcast, cast to ``x``'s dtype)."""
     if not isinstance(value, (Tensor, bool, int, float, np.generic)):
         value = V.wrap(np.asarray(value), x.dtype)
-    target, picks, changed = apply_slicing(x, key)
+    target, picks, _ = apply_slicing(x, key, check_picks=False)
     if picks is not None:
         values = value if isinstance(value, Tensor) else V.full((), value, x.dtype)
         index_put_(target, picks, values)

@@ -50,10 +50,10 @@ def _numpy_key(x: Tensor, key: tuple) -> tuple:
     return tuple(out)
 
 
-def _check_bounds(x: Tensor, key: tuple) -> None:
+def check_bounds(x: Tensor, key: tuple, check_picks: bool = True) -> None:
     """torch's IndexErrors: too many indices, an int out of range, a 0-d tensor indexed by an int."""
     used = sum(1 if not (k is None or k is Ellipsis) else 0 for k in key)
-    used += sum(k.ndim - 1 for k in key if isinstance(k, np.ndarray) and k.dtype == bool and k.ndim)
+    used += sum(k.ndim - 1 for k in key if isinstance(k, np.ndarray) and k.dtype == bool)  # a 0-d mask uses none
     if x.ndim == 0 and any(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key):
         raise IndexError(ZERO_DIM_INDEX)
     if used > x.ndim:
@@ -71,7 +71,7 @@ def _check_bounds(x: Tensor, key: tuple) -> None:
             size = x.shape[dim]
             if not -size <= k < size:
                 raise IndexError(f"index {int(k)} is out of bounds for dimension {dim} with size {size}")
-        elif isinstance(k, np.ndarray) and k.dtype != bool and k.size:
+        elif check_picks and isinstance(k, np.ndarray) and k.dtype != bool and k.size:
             size = x.shape[dim]
             bad = k[(k >= size) | (k < -size)]
             if bad.size:
@@ -122,16 +122,18 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     return out if changed else V.call("alias", x)
 
 
-def apply_slicing(x: Tensor, key: Any) -> tuple[Tensor, tuple | None, bool]:
+def apply_slicing(x: Tensor, key: Any, check_picks: bool = True) -> tuple[Tensor, tuple | None, bool]:
     """The first half of ``x[key]`` (and of ``x[key] = v``): the ints, ``None``s and slices of
     ``key`` applied as views. Returns the view, the advanced part still to apply to it (one
     entry per remaining dim: ``slice(None)`` or an index array; None when the key has no
-    tensor, list or mask), and whether any view was taken."""
+    tensor, list or mask), and whether any view was taken. ``check_picks=False`` leaves the range
+    check of the index arrays to the caller (``check_bounds(view, picks)``): a write checks them
+    after its autograd checks, as torch's ``index_put_`` kernel does."""
     key = key if isinstance(key, tuple) else (key,)
     if sum(k is Ellipsis for k in key) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     nkey = _numpy_key(x, key)
-    _check_bounds(x, nkey)
+    check_bounds(x, nkey, check_picks)
     out, dim, changed, picks = x, 0, False, []
     for k in _without_ellipsis(nkey, x.ndim):
         if k is None:
@@ -142,6 +144,11 @@ def apply_slicing(x: Tensor, key: Any) -> tuple[Tensor, tuple | None, bool]:
                 out, changed = V.call("slice.Tensor", out, dim, k.start, k.stop, 1 if k.step is None else k.step), True
             dim += 1
             picks.append(slice(None))
+        elif isinstance(k, np.ndarray) and k.dtype == bool and k.ndim == 0:
+            # a 0-d mask (or a Python bool) is torch's unsqueeze, then a one-element mask over the new dim
+            out, changed = V.call("unsqueeze", out, dim), True
+            picks.append(k.reshape(1))
+            dim += 1
         elif isinstance(k, np.ndarray):  # an integer array takes one dim, a mask as many as it has
             picks.append(k)
             dim += k.ndim if k.dtype == bool else 1

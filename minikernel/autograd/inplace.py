@@ -58,7 +58,7 @@ class CopyFrom(Function):
 class Fill(Function):
     """``x.fill_(value)`` / ``x.zero_()``: every element becomes ``value``; gradient 0 for ``x``."""
 
-    _torch_name = "FillBackward0"
+    _torch_name = "FillBackward2"  # fill_.Scalar: torch numbers the overloads of fill
 
     @staticmethod
     def forward(ctx, x: Tensor, value) -> Tensor:
@@ -98,7 +98,9 @@ def inplace(name: str, x: Tensor, other: Optional[Operand] = None) -> Tensor:
         x._check_inplace()
     source = _original(x) if recording else x
     result = _INPLACE[name](*((source,) if other is None else (source, other)))
-    check_out(f"{name}_", x, result.shape, result.dtype, "cpu", [source], inplace=True)  # torch's refusals
+    operands = [a for a in args[1:] if isinstance(a, Tensor)]
+    if name not in ("fill", "zero"):  # torch lets fill_ and zero_ write into an expanded tensor
+        check_out(f"{name}_", x, result.shape, result.dtype, "cpu", operands, inplace=True)  # torch's refusals
     V.write(x, result)  # aten::copy_: the backend writes, ADInplaceOrView bumps x's version once
     if recording and result.grad_fn is not None:
         rebase_history(x, result, result.grad_fn)

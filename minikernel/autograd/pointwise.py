@@ -114,7 +114,10 @@ class Pow(Function):
     def forward(ctx, base: Tensor, exponent: Operand) -> Tensor:
         result = V.compute("pow", base, exponent)
         ctx.exponent = exponent if not isinstance(exponent, Tensor) else None
-        ctx.save_for_backward(base, exponent if isinstance(exponent, Tensor) else None, result)
+        # the result only when the exponent is a tensor (its gradient needs it), as torch saves:
+        # writing into ``x ** 2`` later does not spoil its backward
+        tensor_exponent = isinstance(exponent, Tensor)
+        ctx.save_for_backward(base, exponent if tensor_exponent else None, result if tensor_exponent else None)
         return result
 
     @staticmethod
@@ -134,21 +137,22 @@ class PowScalarBase(Pow):
 
 def _unary(name: str, save: str, derivative) -> type:
     """The Function class of a one-input op (``aten::<name lowercased>``): what it saves
-    ("input" or "result") and ``derivative(grad, saved) -> grad of the input``."""
+    ("input", "result" or "nothing", as ``derivatives.yaml`` says) and ``derivative(grad, saved) -> grad of the input``."""
     def forward(ctx, x: Tensor) -> Tensor:
         out = V.compute(name.lower(), x)
-        ctx.save_for_backward(x if save == "input" else out)
+        if save != "nothing":
+            ctx.save_for_backward(x if save == "input" else out)
         return out
 
     def backward(ctx, grad: Tensor):
-        (saved,) = ctx.saved_tensors
-        return derivative(grad, saved)
+        saved = ctx.saved_tensors
+        return derivative(grad, saved[0] if saved else None)
 
     return type(name, (Function,), {"_torch_name": f"{name}Backward0", "__module__": __name__,
                                     "forward": staticmethod(forward), "backward": staticmethod(backward)})
 
 
-Neg = _unary("Neg", "input", lambda g, x: neg(g))
+Neg = _unary("Neg", "nothing", lambda g, _: neg(g))  # saves nothing, as torch's NegBackward0
 Exp = _unary("Exp", "result", lambda g, r: mul(g, r))
 Log = _unary("Log", "input", lambda g, x: div(g, x))
 Relu = _unary("Relu", "result", lambda g, r: mul(g, gt(r, 0)))
@@ -194,8 +198,14 @@ def add(a: Operand, b: Operand) -> Tensor:
     return Add.apply(*_binary_values(a, b)[:2])
 
 
+class Rsub(Sub):
+    """``number - x`` (``Tensor.__rsub__``): torch records ``rsub(x, number)``."""
+
+    _torch_name = "RsubBackward1"
+
+
 def sub(a: Operand, b: Operand) -> Tensor:
-    return Sub.apply(*_binary_values(a, b)[:2])
+    return (Sub if isinstance(a, Tensor) else Rsub).apply(*_binary_values(a, b)[:2])
 
 
 def mul(a: Operand, b: Operand) -> Tensor:

@@ -68,8 +68,10 @@ class AsStridedBackward(Node):
 
     def apply(self, grad: Tensor) -> Grads:
         out = _BaseGradient(type(grad), self._storage_size, self._dtype, self._base)
-        window = out.window(self._view)
-        window += grad._numpy_view()  # overlapping views would need index_put's accumulate; torch refuses them
+        shape, strides, offset = self._view
+        positions = offset + sum(np.indices(shape, dtype=np.int64)[d] * st for d, st in enumerate(strides))
+        # np.add.at: a view that names one element several times (an expand) adds every gradient there
+        np.add.at(out.storage, np.asarray(positions).reshape(-1), grad._numpy_view().reshape(-1))
         return (out.dense_base(),)
 
 

@@ -105,7 +105,13 @@ def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
         np.reshape(_np(x), shape, copy=False)
     except ValueError:
         return UnsafeView.apply(Clone.apply(x, True), shape)
-    return View.apply(x, shape)
+    return (View if x.is_contiguous() else _ReshapeAlias).apply(x, shape)
+
+
+class _ReshapeAlias(View):
+    """A ``reshape`` of a non-contiguous tensor that can still be a view: torch records ``_reshape_alias``."""
+
+    _torch_name = "ReshapeAliasBackward0"
 
 
 def permute(x: Tensor, dims: Sequence[int]) -> Tensor:
@@ -130,6 +136,25 @@ def expand(x: Tensor, shape: Sequence[int]) -> Tensor:
     return Expand.apply(x, tuple(shape))
 
 
+class _IndexSelect(Index):
+    _torch_name = "SelectBackward0"
+
+
+class _IndexAlias(Index):
+    _torch_name = "AliasBackward0"
+
+
 def index(x: Tensor, key) -> Tensor:
-    """``x[key]`` with ints and slices (the ``index`` operator makes torch's range checks)."""
-    return Index.apply(x, key)
+    """``x[key]`` with ints and slices (the ``index`` operator makes torch's range checks).
+
+    The node is named after the last view torch takes for ``key`` left to right: a
+    ``select`` for an int, a ``slice`` for a slice that leaves something out (a slice of
+    everything is skipped), an ``alias`` when nothing was left out at all."""
+    key = key if isinstance(key, tuple) else (key,)
+    last = _IndexAlias
+    for k, size in zip(key, x.shape):
+        if not isinstance(k, slice):
+            last = _IndexSelect
+        elif not (k.start in (None, 0) and (k.stop is None or k.stop >= size) and k.step in (None, 1)):
+            last = Index
+    return last.apply(x, key)
