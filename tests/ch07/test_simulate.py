@@ -63,6 +63,18 @@ def test_scatter_reduce_reproduces_the_notes_tables():
 
 
 @pytest.mark.exercise("7.1")
+def test_a_sent_message_keeps_its_values_through_later_steps():
+    """Each Send holds a copy (``.clone()``): what happens to the buffers afterwards does not change what was sent."""
+    buffers = _chunked(torch.tensor(NOTES_EXAMPLE))
+    messages = [S.scatter_reduce_step(buffers, step, ReduceOp.SUM) for step in range(len(NOTES_SCATTER))]
+    for chunk in (c for b in buffers for c in b):
+        chunk.fill_(-1)  # what the allgather does next: it overwrites the chunks in place
+    for step, ((sent, _, _), sends) in enumerate(zip(NOTES_SCATTER, messages)):
+        assert [s.values.tolist() for s in sends] == [[v] for v in sent], (
+            f"step {step + 1}'s messages changed after it: send copies of the chunks, not views of the buffers")
+
+
+@pytest.mark.exercise("7.1")
 @given(rings())
 def test_scatter_reduce_steps_hold_the_partial_reductions(case):
     data, op = case
