@@ -1020,11 +1020,9 @@ print("after model.zero_grad():     unfrozen conv bias grad:", convnet[0].bias.g
 # %% [markdown]
 # **Losses.** `CrossEntropyLoss` is `log_softmax` followed by `NLLLoss`, so the
 # model must output raw scores: a softmax before it computes something else.
-# Label smoothing, which the notes write as an `LSR` module with `scatter_`, is
-# built into `CrossEntropyLoss(label_smoothing=ε)` since 1.10: the target is
-# (1−ε) on the label plus ε/C everywhere. `MSELoss`/`L1Loss` are means of squared
-# and absolute differences; an L1 penalty on the weights is added to the loss by
-# hand (the notes' snippet builds an `L1Loss` it never uses):
+# `MSELoss`/`L1Loss` are means of squared and absolute differences; an L1 penalty on
+# the weights is added to the loss by hand (the notes' snippet builds an `L1Loss` it
+# never uses). Label smoothing follows in its own cell.
 
 # %%
 torch.manual_seed(0)
@@ -1033,11 +1031,6 @@ ce = torch.nn.CrossEntropyLoss()(scores, target)
 print("CE == NLL(log_softmax):", torch.allclose(ce, torch.nn.functional.nll_loss(scores.log_softmax(1), target)))
 print("CE of softmaxed scores differs:", round(ce.item(), 4), "vs",
       round(torch.nn.CrossEntropyLoss()(scores.softmax(1), target).item(), 4))
-eps, C = 0.1, scores.shape[1]
-smoothed = torch.full_like(scores, eps / C).scatter_(1, target[:, None], 1 - eps + eps / C)
-by_hand = -(smoothed * scores.log_softmax(1)).sum(1).mean()
-print("label_smoothing=0.1 == the notes' LSR by hand:",
-      torch.allclose(torch.nn.CrossEntropyLoss(label_smoothing=eps)(scores, target), by_hand))
 pred, goal = torch.tensor([1.0, 2.0, 4.0]), torch.tensor([1.5, 2.0, 2.0])
 print("MSELoss:", torch.nn.MSELoss()(pred, goal).item(), " L1Loss:", torch.nn.L1Loss()(pred, goal).item())
 net, lam = torch.nn.Linear(3, 1), 1e-2
@@ -1047,6 +1040,58 @@ l1_penalty = sum(p.abs().sum() for name, p in net.named_parameters() if "weight"
 (mse + lam * l1_penalty).backward()
 print("the L1 term adds λ·sign(w) to the weight's gradient:",
       torch.allclose(net.weight.grad, mse_grad + lam * net.weight.sign()))
+
+# %% [markdown]
+# **Label smoothing: three versions that are not the same loss.** The notes smooth the
+# labels in two ways, both with ε/(C−1) for the wrong classes: an `LSR` module (a one-hot
+# row with 1−ε on the label by `scatter_add_`, *then* ε/(C−1) added to every entry, the
+# label's included) and an inline version in the training loop (`full(ε/(C−1))`, then
+# `scatter_` of 1−ε onto the label). `CrossEntropyLoss(label_smoothing=ε)`, built in
+# since 1.10, mixes the one-hot target with the uniform one instead: 1−ε+ε/C on the
+# label, ε/C elsewhere. Run side by side on the same scores (the module below is the
+# notes' `LSR` with its argument checks and `reduction` options left out):
+
+# %%
+class LSR(torch.nn.Module):
+    def __init__(self, e=0.1):
+        super().__init__()
+        self.e = e
+
+    def forward(self, x, target):
+        n, c = x.shape
+        one_hot = torch.zeros(n, c).scatter_add_(1, target.view(n, -1), torch.full((n, 1), 1 - self.e))
+        one_hot += self.e / (c - 1)
+        return torch.sum(-x.log_softmax(1) * one_hot, dim=1).mean()
+
+
+def notes_inline_loss(score, labels, C, e=0.1):
+    N = labels.size(0)
+    smoothed_labels = torch.full((N, C), e / (C - 1)).scatter_(1, labels[:, None], 1 - e)
+    return -torch.sum(score.log_softmax(1) * smoothed_labels) / N
+
+
+eps, C = 0.1, scores.shape[1]
+builtin = torch.nn.CrossEntropyLoss(label_smoothing=eps)(scores, target)
+print(f"built-in label_smoothing=0.1: {builtin.item():.4f}")
+print(f"the notes' LSR module:        {LSR(eps)(scores, target).item():.4f}")
+print(f"the notes' inline version:    {notes_inline_loss(scores, target, C, eps).item():.4f}")
+target_rows = {"built-in": (1 - eps + eps / C, eps / C), "LSR module": (1 - eps + eps / (C - 1), eps / (C - 1)),
+               "inline": (1 - eps, eps / (C - 1))}
+for name, (on, off) in target_rows.items():
+    print(f"{name:>10} target: label {on:.4f}, others {off:.4f}, row sums to {on + (C - 1) * off:.4f}")
+print("built-in with ε == the inline version with ε·(C−1)/C:",
+      torch.allclose(builtin, notes_inline_loss(scores, target, C, eps * (C - 1) / C)))
+print("LSR module == inline + ε/(C−1)·plain CE:",
+      torch.allclose(LSR(eps)(scores, target), notes_inline_loss(scores, target, C, eps) + eps / (C - 1) * ce))
+
+# %% [markdown]
+# So the built-in is a drop-in replacement for neither. Its ε spreads over all C classes
+# (the label keeps ε/C of it); the inline version's over the C−1 others, which is the
+# same loss once ε is rescaled by (C−1)/C. The `LSR` module's target is not a
+# distribution at all: its rows sum to 1 + ε/(C−1), one extra ε/(C−1) on the label, so
+# its loss is the inline one plus ε/(C−1) times the plain cross-entropy. Swapping one
+# for another changes the loss a script reports and, for the module, the size of its
+# gradients.
 
 # %% [markdown]
 # **Mixup.** Train on convex mixtures of two examples, x = λ·x_a + (1−λ)·x_b with λ
