@@ -229,3 +229,21 @@ def test_release_refuses_a_non_empty_folder(tmp_path):
     (tmp_path / "x" / "f").write_text("")
     with pytest.raises(FileExistsError, match="--force"):
         edition.release(tmp_path / "x")
+
+
+def test_a_submission_that_crashes_the_gradebook_gets_a_row(tmp_path, book, monkeypatch):
+    from minikernel.course import gradebook
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copytree(book["edition"], subs / "ann")
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(gradebook, "build_tree", crash)
+    results = run(subs, tmp_path / "out", Settings(["1.1"], timeout_s=TIMEOUT_S, submission_timeout_s=120))
+    assert results[0].crashed and "RuntimeError: disk on fire" in results[0].error
+    with (tmp_path / "out" / "gradebook.csv").open() as f:
+        row = next(csv.DictReader(f))
+    assert row["student"] == "ann" and "disk on fire" in row["note"]

@@ -17,7 +17,14 @@ one, in a network namespace with loopback only (chapter 07's ranks talk over
 Writes ``DIR/gradebook.csv`` (one row per student, points per exercise and the
 total), ``DIR/gradebook.html`` (a sortable table; click a cell for the grader's
 message) and ``DIR/feedback/<student>.txt`` (what the grader told that student).
-A submission that cannot be read gets a row saying why, and the run goes on.
+A submission that cannot be read gets a row saying why, and the run goes on; one
+that makes the gradebook itself fail gets a row with that error.
+
+**Resuming.** Each submission's result is written to ``DIR/results/<student>.json``
+as soon as it is graded, with a hash of what it was graded from (the learner files
+taken from the submission, the teacher's edition, the settings). Run the command
+again with the same ``--out`` after an interruption and it grades only the
+submissions that are new or changed, and says how many it took over.
 
 Example::
 
@@ -26,6 +33,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -55,6 +63,8 @@ class Result:
     verdicts: dict[str, dict] = field(default_factory=dict)  #: id -> {"status", "detail", "name"}
     error: str = ""
     notes: list[str] = field(default_factory=list)
+    resumed: bool = False  #: taken over from an earlier run's stored result
+    crashed: bool = False  #: the gradebook itself failed on this submission
 
 
 def load_weights(path: Path | None, ids: list[str]) -> dict[str, float]:
@@ -148,14 +158,61 @@ def grade_tree(tree: Path, settings: Settings) -> tuple[dict[str, dict], str]:
     return verdicts, report.get("error", "")
 
 
-def grade_submission(submission: Submission, base: Path, files: list[Path], settings: Settings) -> Result:
+def _tree_hash(root: Path) -> str:
+    """A hash of every file under ``root`` (names and contents), caches left out."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _submission_hash(student_root: Path, files: list[Path], context: str) -> str:
+    """What a submission is graded from: its learner files (and which are missing), in ``context``."""
+    h = hashlib.sha256(context.encode())
+    for rel in files:
+        source = student_root / rel
+        h.update(rel.as_posix().encode() + b"\0")
+        h.update(source.read_bytes() if source.is_file() and not source.is_symlink() else b"<missing>")
+    return h.hexdigest()
+
+
+def _saved(path: Path, digest: str) -> Result | None:
+    """The result stored at ``path`` if it was graded from ``digest`` and completed."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    if data.get("hash") != digest or data.get("crashed"):
+        return None
+    return Result(data["student"], data["verdicts"], data["error"], data["notes"], resumed=True)
+
+
+def _save(path: Path, result: Result, digest: str, crashed: bool = False) -> None:
+    """Write one result whole: to a temporary name, then renamed (an interruption leaves the old one or none)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"student": result.student, "hash": digest, "crashed": crashed, "verdicts": result.verdicts,
+            "error": result.error, "notes": result.notes}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)
+
+
+def grade_submission(submission: Submission, base: Path, files: list[Path], settings: Settings,
+                     results_dir: Path | None = None, context: str = "") -> Result:
+    """Grade one submission; with ``results_dir``, reuse its stored result when nothing it
+    was graded from changed, and store the new one as soon as it is known."""
     result = Result(submission.student)
+    saved_at = results_dir / f"{submission.student}.json" if results_dir else None
+    digest = ""
     with tempfile.TemporaryDirectory(prefix="minikernel-grade-") as tmp:
         try:
             student_root = unpack(submission, Path(tmp))
         except SubmissionError as err:
             result.error = f"not graded: {err}"
             return result
+        digest = _submission_hash(student_root, files, context)
+        if saved_at is not None and (saved := _saved(saved_at, digest)) is not None:
+            return saved
         missing = build_tree(base, student_root, Path(tmp) / "tree", files)
         if missing:
             result.notes.append(f"not in the submission (graded as untouched stubs): {', '.join(missing)}")
@@ -164,22 +221,48 @@ def grade_submission(submission: Submission, base: Path, files: list[Path], sett
             result.error = error
         elif error:
             result.notes.append(error)
+    if saved_at is not None:
+        _save(saved_at, result, digest)
     return result
+
+
+def _guarded(submission: Submission, grade) -> Result:
+    """``grade(submission)``, or a row saying how the gradebook itself failed on it."""
+    try:
+        return grade(submission)
+    except Exception as err:  # noqa: BLE001 - one submission must not stop the class's gradebook
+        return Result(submission.student, error=f"not graded: the gradebook failed on this submission "
+                                                f"({type(err).__name__}: {err})", crashed=True)
 
 
 def run(submissions_dir: Path, out: Path, settings: Settings, weights_file: Path | None = None,
         jobs: int = 1) -> list[Result]:
-    """Grade every submission in ``submissions_dir`` and write the gradebook into ``out``."""
+    """Grade every submission in ``submissions_dir`` and write the gradebook into ``out``
+    (taking over the results of an earlier run into ``out`` that are still valid)."""
     ids = ex.select(settings.patterns, where="--exercises")
     weights = load_weights(weights_file, ids)
     submissions = discover(submissions_dir)
     out.mkdir(parents=True, exist_ok=True)
+    results_dir = out / "results"
     with tempfile.TemporaryDirectory(prefix="minikernel-edition-") as tmp:
         base = Path(tmp) / "edition"
         edition.release(base, settings.keep)
         files = learner_files(base)  # parsed once: ast.parse is not safe to run in several threads
+        context = json.dumps([_tree_hash(base), settings.patterns, settings.keep, settings.timeout_s,
+                              settings.submission_timeout_s, settings.memory_mb])
+
+        def grade(s: Submission) -> Result:
+            result = _guarded(s, lambda s: grade_submission(s, base, files, settings, results_dir, context))
+            if result.crashed:
+                _save(results_dir / f"{s.student}.json", result, "", crashed=True)
+            return result
+
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            results = list(pool.map(lambda s: grade_submission(s, base, files, settings), submissions))
+            results = list(pool.map(grade, submissions))
+    resumed = sum(r.resumed for r in results)
+    if resumed:
+        print(f"resumed: {resumed} of {len(results)} submissions unchanged since they were graded into "
+              f"{results_dir} (graded now: {len(results) - resumed})", file=sys.stderr)
     write_csv(out / "gradebook.csv", results, ids, weights)
     write_html(out / "gradebook.html", results, ids, weights)
     write_feedback(out / "feedback", results, ids, weights)
