@@ -1168,14 +1168,18 @@ dashboard.close()
 #
 # A run is reproducible when every random number generator starts from the same seed
 # and every kernel is deterministic. The seeds: Python's `random`, numpy, torch
-# (`torch.manual_seed` seeds the CPU *and* every CUDA device; `cuda.manual_seed_all`
-# is the older spelling), and `PYTHONHASHSEED` for set/dict order (read at
-# interpreter start, so set it outside Python). DataLoader workers get their own
-# seeds (§7).
+# (`torch.manual_seed` seeds the CPU *and*, through `torch.cuda.manual_seed_all`, every
+# CUDA device; `cuda.manual_seed_all` is a separate, current function that seeds only
+# the GPUs, and `cuda.manual_seed` only the current one). `PYTHONHASHSEED` fixes the
+# hashes of `str` and `bytes`, which are salted per process, and with them the
+# iteration order of a set of strings; dicts keep insertion order whatever the seed.
+# It is read at interpreter start, so set it outside Python (below: one child
+# interpreter per seed). DataLoader workers get their own seeds (§7).
 
 # %%
 import os  # noqa: E402
 import random  # noqa: E402
+import subprocess  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -1188,6 +1192,11 @@ def draw(seed):
 
 
 print("same seed, same numbers:", draw(0) == draw(0), "| PYTHONHASHSEED set here:", "PYTHONHASHSEED" in os.environ)
+order_of = "w = ['apple', 'banana', 'cherry', 'date', 'elder']; print([x[0] for x in set(w)], list(dict.fromkeys(w))[0])"
+for hash_seed in ("0", "0", "1"):
+    child = subprocess.run([sys.executable, "-c", order_of], env={**os.environ, "PYTHONHASHSEED": hash_seed},
+                           capture_output=True, text=True, check=True)
+    print(f"PYTHONHASHSEED={hash_seed}: set order, first dict key:", child.stdout.strip())
 
 # %% [markdown]
 # Kernels: some GPU kernels (atomic adds in `index_add_`, scatter, some convolution
@@ -1273,18 +1282,30 @@ print("accumulated 2×32 equals 64:", torch.allclose(nets[0].weight.grad, nets[1
 
 # %% [markdown]
 # **Losses the notes add.** `MSELoss` and `L1Loss` average the squared and the
-# absolute errors. `CrossEntropyLoss(label_smoothing=ε)` replaces the notes'
-# hand-written label-smoothing module (target: 1 − ε on the class plus ε/C spread over
-# all classes); an L1 penalty is added to the loss by hand (`λ·Σ|w|` — the notes build
-# an `L1Loss` and never use it).
+# absolute errors; an L1 penalty is added to the loss by hand (`λ·Σ|w|` — the notes
+# build an `L1Loss` and never use it). For label smoothing the notes give a
+# hand-written `LSR` module and an inline version for the training loop, both putting
+# ε/(C−1) on each wrong class; `CrossEntropyLoss(label_smoothing=ε)` is not the same
+# loss as either (chapter 04 runs all three and takes them apart). The built-in's
+# target is 1 − ε + ε/C on the class and ε/C on the others; the notes' inline loop
+# puts 1 − ε and ε/(C−1); their module adds ε/(C−1) to *every* entry of a one-hot row
+# holding 1 − ε, so its rows sum to 1 + ε/(C−1). Here are the three, each built as the
+# notes and the docs write it:
 
 # %%
 logits, labels = torch.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0]]), torch.tensor([0, 2])
 eps, n_cls = 0.1, 3
-smooth = torch.full((2, n_cls), eps / n_cls).scatter_(1, labels[:, None], 1 - eps + eps / n_cls)
-by_hand = -(smooth * logits.log_softmax(1)).sum(1).mean()
-print("label_smoothing=0.1:", round(torch.nn.CrossEntropyLoss(label_smoothing=eps)(logits, labels).item(), 6),
-      "by hand:", round(by_hand.item(), 6))
+N = labels.size(0)
+builtin_target = torch.full((N, n_cls), eps / n_cls).scatter_(1, labels[:, None], 1 - eps + eps / n_cls)
+inline_target = torch.full((N, n_cls), eps / (n_cls - 1)).scatter_(1, labels[:, None], 1 - eps)
+module_target = torch.zeros(N, n_cls).scatter_add_(1, labels.view(N, -1), torch.full((N, 1), 1 - eps))
+module_target += eps / (n_cls - 1)
+log_prob = logits.log_softmax(1)
+print("built-in label_smoothing=0.1:", round(torch.nn.CrossEntropyLoss(label_smoothing=eps)(logits, labels).item(), 4),
+      "| the same target by hand:", round((-(builtin_target * log_prob).sum() / N).item(), 4))
+print("the notes' inline loop:      ", round((-(inline_target * log_prob).sum() / N).item(), 4))
+print("the notes' LSR module:       ", round((-(module_target * log_prob).sum(1)).mean().item(), 4),
+      "| its target rows sum to", [round(v, 4) for v in module_target.sum(1).tolist()])
 l1 = 1e-3 * sum(p.abs().sum() for p in net.parameters())
 print("L1 penalty term:", round(l1.item(), 6))
 pred, goal = torch.tensor([1.0, 2.0, 4.0]), torch.tensor([1.5, 2.0, 1.0])
