@@ -14,8 +14,8 @@ on, from the data cache sizes the operating system reports:
 * ``m`` (rows per tile): 256, so each packed column of ``b`` serves 256 rows.
 
 Each is a power of two within the bounds below. The kernel takes fewer rows or
-columns per task when a product has fewer tiles than ``tasks``, twice the CPU's
-cores (a 256 x 256 product is one tile), so that every thread has work.
+columns per task when a product has fewer tiles than ``tasks``, the CPU's cores (a
+256 x 256 product is one tile), so that every thread has work.
 
 numba compiles these numbers into the kernel as constants and caches the compiled
 code per CPU name (e.g. ``znver4``): on the machine that compiled it they cannot
@@ -44,7 +44,7 @@ class Tiles:
     l1d: int  #: bytes
     l2: int  #: bytes
     source: str  #: where the cache sizes came from
-    tasks: int  #: split tiles until a product has this many (twice the cores)
+    tasks: int  #: split tiles until a product has this many (the cores)
 
     def describe(self) -> str:
         return (f"reference matmul tiles {self.m}x{self.n}, k blocks of {self.k}, at least {self.tasks} tasks "
@@ -103,7 +103,7 @@ def choose(l1d: int, l2: int, source: str = "given", cores: int = 1) -> Tiles:
     """The reference's tiles for caches of ``l1d`` and ``l2`` bytes and ``cores`` cores (see the module docstring)."""
     k = _power_of_two_at_most(l1d / 2 / (8 * FLOAT32), K_RANGE)
     n = _power_of_two_at_most(l2 / 2 / (k * FLOAT32), N_RANGE)
-    return Tiles(TILE_M, n, k, l1d, l2, source, 2 * max(cores, 1))
+    return Tiles(TILE_M, n, k, l1d, l2, source, max(cores, 1))
 
 
 #: The tiles of this machine, chosen once per process.

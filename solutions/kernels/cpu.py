@@ -133,7 +133,7 @@ def cpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset:
 
     The tile sizes are this machine's (``kernels/cpu_tiles.py``, from its cache
     sizes), not the exercise's ``CPU_TILE_*``; a product with fewer tiles than
-    ``MIN_TASKS`` (twice the cores) gets smaller ones, so every thread has work.
+    ``MIN_TASKS`` (the cores) gets narrower ones, so every thread has work.
 
     For each block of ``TILE_K`` steps along ``inner``: copy the tile's rows of ``a``
     into ``a_tile[i, k]`` and its columns of ``b`` into ``b_tile[j, k]`` (transposed),
@@ -150,7 +150,7 @@ def cpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset:
     tile_m, tile_n = TILE_M, TILE_N
     while (batches * ((n + tile_m - 1) // tile_m) * ((m + tile_n - 1) // tile_n) < MIN_TASKS
            and max(tile_m, tile_n) > 4):
-        if tile_m >= tile_n:  # halve the longer side, keeping a multiple of 4
+        if tile_m > tile_n:  # halve the longer side (columns first: copying b is the slower copy)
             tile_m = (tile_m // 2 + 3) // 4 * 4
         else:
             tile_n = (tile_n // 2 + 3) // 4 * 4
@@ -167,10 +167,13 @@ def cpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset:
         rows, cols = min(tile_m, n - i0), min(tile_n, m - j0)
         index = np.empty(nd, np.int64)
         mk.to_index_into(batch * n * m, out_shape, index)  # (*batch index, 0, 0)
-        # Rounded up to whole 4 x 4 blocks; rows past the matrix stay 0.
+        # Rounded up to whole 4 x 4 blocks. The copies below fill the tiles' first rows
+        # and cols; the rows past the matrix are zeroed here, once (not the whole tiles).
         acc = np.zeros(((rows + 3) // 4 * 4, (cols + 3) // 4 * 4), out.dtype)
-        a_tile = np.zeros((acc.shape[0], depth_max), a.dtype)
-        b_tile = np.zeros((acc.shape[1], depth_max), b.dtype)  # transposed: columns of b are rows here
+        a_tile = np.empty((acc.shape[0], depth_max), a.dtype)
+        b_tile = np.empty((acc.shape[1], depth_max), b.dtype)  # transposed: columns of b are rows here
+        a_tile[rows:, :] = 0
+        b_tile[cols:, :] = 0
         for k0 in range(0, inner, TILE_K):
             depth = min(TILE_K, inner - k0)
             # One element copied costs more than a multiply-add, so the copies read
