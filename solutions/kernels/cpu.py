@@ -190,11 +190,19 @@ def cpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset:
                     for k in range(depth):
                         a_tile[i, k] = a[np.uint64(start + k * a_step)]
             if abs(b_col_step) < abs(b_step):
-                for k in range(depth):
-                    index[nd - 2], index[nd - 1] = k0 + k, j0
+                # Transposed 8 steps of k at a time: each column of b_tile gets 32
+                # contiguous bytes per pass, while the 8 rows of b being read stay in
+                # cache (8 lines, even when the rows are 4 KiB apart and share one
+                # cache set). Step by step along k instead, the writes land TILE_K
+                # floats apart, in a few cache sets that keep evicting each other.
+                for kb in range(0, depth, 8):
+                    width = min(8, depth - kb)
+                    index[nd - 2], index[nd - 1] = k0 + kb, j0
                     start = mk.index_to_position(index, b_strides, b_offset)
                     for j in range(cols):
-                        b_tile[j, k] = b[np.uint64(start + j * b_col_step)]
+                        p = start + j * b_col_step
+                        for k in range(width):
+                            b_tile[j, kb + k] = b[np.uint64(p + k * b_step)]
             else:
                 for j in range(cols):
                     index[nd - 2], index[nd - 1] = k0, j0 + j
