@@ -124,6 +124,8 @@ def test_header_names_the_cpu_its_isa_cores_and_thread_settings():
     assert f"{os.cpu_count()} cores" in setup and machine["cores"] == os.cpu_count()
     assert "threads: torch 1, numba 1" in setup and "OMP_NUM_THREADS=1" in setup and "NUMBA_NUM_THREADS=1" in setup
     assert machine["cpu"] and machine["cpu"] in setup
+    if hasattr(os, "getloadavg"):
+        assert f"load average {machine['load_average_before']:.1f} before" in setup
     assert "reference matmul tiles" in setup
 
 

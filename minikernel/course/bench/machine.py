@@ -76,8 +76,20 @@ def keep_freed_memory() -> bool:
     return bool(mallopt(_M_MMAP_THRESHOLD, _KEEP_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD, _KEEP_BYTES))
 
 
-def describe(warm_outputs: bool) -> str:
-    """One header line: CPU model, ISA, cores, threads, and whether outputs land on warm pages."""
+def load_average() -> float | None:
+    """The OS's 1-minute load average (runnable processes; above the cores, they wait), or None."""
+    try:
+        return os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return None
+
+
+def describe(warm_outputs: bool, load_before: float | None = None) -> str:
+    """One header line: CPU model, ISA, cores, threads, load average, and whether outputs land on warm pages."""
     memory = ("freed memory kept for reuse (outputs on warm pages)" if warm_outputs
               else "the allocator returns freed memory to the OS (outputs on fresh pages)")
-    return f"CPU {cpu_model()} ({isa()}), {os.cpu_count()} cores; {thread_settings()}; {memory}"
+    load, after = "", load_average()
+    if after is not None:
+        load = (f"; load average {load_before:.1f} before, {after:.1f} after" if load_before is not None
+                else f"; load average {after:.1f}")
+    return f"CPU {cpu_model()} ({isa()}), {os.cpu_count()} cores; {thread_settings()}{load}; {memory}"
