@@ -9,9 +9,11 @@ import sys
 import time
 
 import llvmlite.binding as llvm
+import numba
 import pytest
+import torch
 
-from minikernel.course.bench import cli, gpu, timing as bench  # cli imports every chapter's rows
+from minikernel.course.bench import cli, gpu, machine, timing as bench  # cli imports every chapter's rows
 from minikernel.course import exercise as ex
 
 
@@ -152,3 +154,16 @@ def test_kept_memory_gives_the_next_output_warm_pages():
     huge_pages = 64 * 1024 * 1024 // (2 * 1024 * 1024)  # numpy asks for 2 MiB pages; 4 KiB ones fault more often
     assert faults("fresh") >= huge_pages  # the default: a fresh mapping, a fault per page
     assert faults("keep") <= 4  # kept: the freed block is reused, its pages already mapped
+
+
+def test_header_warns_when_other_processes_leave_too_few_cores_for_the_threads():
+    cores = os.cpu_count()
+    assert "WARNING" in machine.contention(float(cores))  # every core busy: any thread waits
+    threads = max(torch.get_num_threads(), numba.get_num_threads())
+    idle = machine.contention(0.0)
+    assert idle.startswith(f"other processes kept 0.0 of {cores} cores busy")
+    assert ("WARNING" in idle) == (threads > cores + 0.5)
+    assert machine.contention(None) == ""
+    if sys.platform.startswith("linux"):
+        busy = machine.busy_cores(0.2)
+        assert busy is not None and -0.01 <= busy <= cores + 0.01

@@ -19,7 +19,7 @@ import torch
 from ...kernels.cpu_tiles import REFERENCE_TILES
 from . import gpu, rows_kernels, rows_norm  # noqa: F401 - importing the rows modules registers their rows
 from .allreduce import main as allreduce_main
-from .machine import cpu_model, describe, isa, keep_freed_memory, load_average
+from .machine import busy_cores, cpu_model, describe, isa, keep_freed_memory, load_average
 from .timing import (
     MAX_ROUNDS,
     ROWS,
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: no row matches -k {args.match!r}{hint}; the rows are: " + "; ".join(r.name for r in ROWS),
               file=sys.stderr)
         return 2
-    warm_outputs, load_before = keep_freed_memory(), load_average()
+    warm_outputs, load_before, busy = keep_freed_memory(), load_average(), busy_cores()
     warmup, repeat, rounds = (1, 3, 1) if args.quick else (3, 15, MAX_ROUNDS)
     machine = machine_yardsticks(3 if args.quick else 7)
     header = (f"torch {torch.__version__}, warm-up {warmup}, median of {repeat}"
@@ -78,9 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     results = [run_row(r, warmup, repeat, rounds) for r in selected]
     # After the rows: numba names its threading layer once a parallel kernel has run.
     machine.update(cpu=cpu_model(), isa=isa(), cores=os.cpu_count(), warm_outputs=warm_outputs,
-                   load_average_before=load_before, load_average_after=load_average(),
+                   load_average_before=load_before, load_average_after=load_average(), busy_cores_before=busy,
                    matmul_tiles=REFERENCE_TILES.describe())
-    header = "\n".join([describe(warm_outputs, load_before), header, REFERENCE_TILES.describe()
+    header = "\n".join([describe(warm_outputs, load_before, busy), header, REFERENCE_TILES.describe()
                          + (" (the reference's; exercise 2.5 uses sizes.CPU_TILE_*)")])
     report(header, results, format_table, as_json=args.json, machine=machine)
     return 0

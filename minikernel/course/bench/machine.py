@@ -18,6 +18,7 @@ import ctypes
 import ctypes.util
 import os
 import platform
+import time
 from pathlib import Path
 
 import llvmlite.binding as llvm
@@ -84,7 +85,45 @@ def load_average() -> float | None:
         return None
 
 
-def describe(warm_outputs: bool, load_before: float | None = None) -> str:
+def _cpu_times() -> tuple[int, int] | None:
+    """(all, idle) CPU time of every core since boot, in ticks, from Linux's ``/proc/stat``; None elsewhere."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:9]]
+    except (OSError, ValueError, IndexError):
+        return None
+    return sum(fields), fields[3] + fields[4]  # idle and iowait
+
+
+def busy_cores(seconds: float = 0.5) -> float | None:
+    """How many cores other processes keep busy, measured over ``seconds`` while this one sleeps (None: unknown).
+
+    On a machine where other work runs, parallel threads wait for time slices: with
+    2 threads on 2 cores and one core busy, each parallel step ends when the last
+    thread gets its slice, and times come out as multiples of the scheduler's tick
+    (4 ms), steady enough to pass the spread check.
+    """
+    before = _cpu_times()
+    time.sleep(seconds)
+    after = _cpu_times()
+    if before is None or after is None or after[0] <= before[0]:
+        return None
+    total, idle = after[0] - before[0], after[1] - before[1]
+    return (os.cpu_count() or 1) * (1 - idle / total)
+
+
+def contention(busy: float | None) -> str:
+    """The header's word on other processes: how busy the cores were, and a warning when threads must wait."""
+    if busy is None:
+        return ""
+    cores, threads = os.cpu_count() or 1, max(torch.get_num_threads(), numba.get_num_threads())
+    text = f"other processes kept {busy:.1f} of {cores} cores busy before the run"
+    if busy + threads > cores + 0.5:
+        text += (f" (WARNING: with {threads} threads, timings wait on the scheduler: not a measurement; "
+                 f"run on an idle machine or with fewer threads)")
+    return text
+
+
+def describe(warm_outputs: bool, load_before: float | None = None, busy: float | None = None) -> str:
     """One header line: CPU model, ISA, cores, threads, load average, and whether outputs land on warm pages."""
     memory = ("freed memory kept for reuse (outputs on warm pages)" if warm_outputs
               else "the allocator returns freed memory to the OS (outputs on fresh pages)")
@@ -92,4 +131,6 @@ def describe(warm_outputs: bool, load_before: float | None = None) -> str:
     if after is not None:
         load = (f"; load average {load_before:.1f} before, {after:.1f} after" if load_before is not None
                 else f"; load average {after:.1f}")
-    return f"CPU {cpu_model()} ({isa()}), {os.cpu_count()} cores; {thread_settings()}{load}; {memory}"
+    other = contention(busy)
+    return (f"CPU {cpu_model()} ({isa()}), {os.cpu_count()} cores; {thread_settings()}{load}; {memory}"
+            + (f"\n{other}" if other else ""))
