@@ -87,7 +87,32 @@ def cpu_reduce(op: int, identity: Scalar, out: Storage, out_shape: Shape, out_st
         rows = max(1, CPU_CHUNK // max(length, 1))  # outputs per task: about CPU_CHUNK elements of work
         for task in prange((n + rows - 1) // rows):
             index = np.empty(nd, np.int64)  # one buffer per task, not per output
-            for j in range(task * rows, min(n, (task + 1) * rows)):
+            j, j_end = task * rows, min(n, (task + 1) * rows)
+            # Contiguous rows, four side by side: four streams of memory in flight at
+            # once read faster than one row after another (about 10% here).
+            while step == 1 and j + 4 <= j_end:
+                mk.to_index_into(j, out_shape, index)
+                p0 = mk.index_to_position(index, a_strides, a_offset)
+                o0 = mk.index_to_position(index, out_strides, out_offset)
+                mk.to_index_into(j + 1, out_shape, index)
+                p1 = mk.index_to_position(index, a_strides, a_offset)
+                o1 = mk.index_to_position(index, out_strides, out_offset)
+                mk.to_index_into(j + 2, out_shape, index)
+                p2 = mk.index_to_position(index, a_strides, a_offset)
+                o2 = mk.index_to_position(index, out_strides, out_offset)
+                mk.to_index_into(j + 3, out_shape, index)
+                p3 = mk.index_to_position(index, a_strides, a_offset)
+                o3 = mk.index_to_position(index, out_strides, out_offset)
+                s0 = s1 = s2 = s3 = identity
+                for k in range(length):
+                    s0 = mk.combine(op, s0, a[np.uint64(p0 + k)])
+                    s1 = mk.combine(op, s1, a[np.uint64(p1 + k)])
+                    s2 = mk.combine(op, s2, a[np.uint64(p2 + k)])
+                    s3 = mk.combine(op, s3, a[np.uint64(p3 + k)])
+                out[np.uint64(o0)], out[np.uint64(o1)], out[np.uint64(o2)], out[np.uint64(o3)] = s0, s1, s2, s3
+                j += 4
+            rest = j
+            for j in range(rest, j_end):  # the rest one at a time
                 mk.to_index_into(j, out_shape, index)  # index[dim] is 0: the row's first element
                 o = mk.index_to_position(index, out_strides, out_offset)
                 p = mk.index_to_position(index, a_strides, a_offset)
