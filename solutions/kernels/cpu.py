@@ -89,7 +89,7 @@ def cpu_reduce(op: int, identity: Scalar, out: Storage, out_shape: Shape, out_st
             index = np.empty(nd, np.int64)  # one buffer per task, not per output
             j, j_end = task * rows, min(n, (task + 1) * rows)
             # Contiguous rows, four side by side: four streams of memory in flight at
-            # once read faster than one row after another (about 10% here).
+            # once (0-14% faster than one row after another, on a 2-core AMD EPYC).
             while step == 1 and j + 4 <= j_end:
                 mk.to_index_into(j, out_shape, index)
                 p0 = mk.index_to_position(index, a_strides, a_offset)

@@ -118,8 +118,8 @@ def contention(busy: float | None) -> str:
     cores, threads = os.cpu_count() or 1, max(torch.get_num_threads(), numba.get_num_threads())
     text = f"other processes kept {busy:.1f} of {cores} cores busy before the run"
     if busy + threads > cores + 0.5:
-        text += (f" (WARNING: with {threads} threads, timings wait on the scheduler: not a measurement; "
-                 f"run on an idle machine or with fewer threads)")
+        text += (f" (WARNING: with {threads} thread{'s' if threads > 1 else ''}, timings wait on the scheduler: "
+                 "not a measurement; run on an idle machine or with fewer threads)")
     return text
 
 
