@@ -23,7 +23,7 @@ timed = @start=$$(date +%s); $(2); rc=$$?; took=$$(( $$(date +%s) - start )); \
 # The test layers run in order even under `make -j`.
 .NOTPARALLEL:
 .PHONY: lab setup dashboard test test-setup test-solutions test-student test-notebooks \
-        test-browser test-smoke test-browser-and-smoke test-corpus stress grade bench notebooks lock clean
+        test-browser test-smoke test-browser-and-smoke test-corpus stress grade bench notebooks fuzz lock clean
 
 ## lab: set up (first time only) and start JupyterLab on chapters/ (and visdom beside it)
 lab: setup
@@ -107,6 +107,10 @@ bench: setup
 ## notebooks: re-execute chapters/*.py into chapters/*.ipynb
 notebooks: setup
 	$(PY) -m minikernel notebooks $(ARGS)
+
+## fuzz: random programs against torch for a while, e.g. make fuzz ARGS="--minutes 30" (divergences become tests)
+fuzz: setup
+	MINIKERNEL_SOLUTIONS=all $(PY) -m tests.conformance.fuzz $(ARGS)
 
 ## lock: refresh lock-py3.X.txt from pyproject.toml + constraints.txt (ARGS="--upgrade-package NAME" to bump one)
 lock:

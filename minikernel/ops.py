@@ -34,6 +34,7 @@ import numpy as np
 from . import device as dev
 from . import shape_rules, strides as S
 from .autograd.grad_mode import is_grad_enabled
+from .memory_overlap import check_overlap
 from .kernels import jit, launch, layout, reference
 from .kernels.scalar_ops import BINARY, MAX, REDUCE, SUM, UNARY
 from .tensor import _SCALAR_NAMES, Tensor, _wrap_dim, bool_, float32, float64, int32, int64
@@ -195,13 +196,6 @@ def _shape_text(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
-def _dense_range(t: Tensor) -> Optional[tuple[int, int]]:
-    """Byte range of a non-overlapping, dense, non-empty tensor; None otherwise."""
-    if not t.numel() or not layout.is_non_overlapping_and_dense(t.shape, t.stride()):
-        return None
-    return t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()
-
-
 def _refuse_out_with_grad(name: str, out: Tensor, *inputs: Operand, inplace: bool) -> None:
     """``out=`` results are not recorded, so torch refuses them while any argument requires grad."""
     if inplace or not is_grad_enabled():
@@ -228,30 +222,6 @@ def check_out(name: str, out: Tensor, shape: Sequence[int], dtype: np.dtype, whe
                            f"{_SCALAR_NAMES.get(out.dtype, out.dtype)}")
     _check_dtype(name, where, out.dtype)
     check_overlap(out, inputs)
-
-
-_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
-                    "single memory location. Please clone() the tensor before performing the operation.")
-
-
-def check_overlap(out: Tensor, inputs: Sequence[Tensor], allow_full: bool = True) -> None:
-    """torch's memory-overlap refusals for a write into ``out`` that reads ``inputs``: ``out`` may
-    not name one element twice (an expanded tensor), and no input may share part of its memory
-    (``allow_full``: the very same elements are fine, as in ``x.add_(x)``; ``index_put_`` refuses
-    even those). Layouts torch calls "too hard" to decide (not dense) are let through, as torch does."""
-    if layout.has_internal_overlap(out.shape, out.stride()):
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
-                           "single memory location. Please clone() the tensor before performing the operation.")
-    if not allow_full and any(t is out for t in inputs):  # the same tensor, even an empty one
-        raise RuntimeError(_PARTIAL_OVERLAP)
-    written = _dense_range(out)
-    for t in inputs:
-        seen = _dense_range(t) if isinstance(t, Tensor) else None
-        if written is None or seen is None:
-            continue  # torch calls this "too hard" to decide, and allows it
-        full = written == seen and out.stride() == t.stride()
-        if (not full or not allow_full) and written[0] < seen[1] and seen[0] < written[1]:
-            raise RuntimeError(_PARTIAL_OVERLAP)
 
 
 # -------------------------------------------------------------- element-wise

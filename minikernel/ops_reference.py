@@ -107,6 +107,9 @@ def index_tensor(a: Tensor, indices: tuple) -> Tensor:
     _check_operand(a, "index")
     device_of("index", a)
     key = tuple(k.to_numpy() if isinstance(k, Tensor) else k for k in indices)
+    if a.numel() == 0 and not any(isinstance(k, np.ndarray) and k.dtype == bool for k in key):
+        # the result is empty too: torch reads nothing, so it checks no index into a dim of size > 0
+        key = tuple(np.clip(k, -n, n - 1) if isinstance(k, np.ndarray) and n > 0 else k for k, n in zip(key, a.shape))
     picked = np.ascontiguousarray(a.to_numpy()[key])
     out = empty(picked.shape, layout.contiguous_strides(picked.shape), a.dtype, "cpu")
     out._numpy_view()[...] = picked

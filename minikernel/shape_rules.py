@@ -204,6 +204,9 @@ def flatten_shape(shape: Sequence[int], start_dim: int, end_dim: int) -> Shape |
 
 def unflatten_shape(shape: Sequence[int], dim: int, sizes: Sequence[int]) -> Shape:
     """The shape ``unflatten(dim, sizes)`` views as: dim ``dim`` split into ``sizes`` (one may be -1)."""
+    if not shape:
+        raise RuntimeError(f"unflatten got an unexpected error: Dimension specified as {dim} but tensor has no "
+                           f"dimensions")
     dim = wrap_dim(dim, len(shape))
     sizes = tuple(int(s) for s in sizes)
     if not sizes:

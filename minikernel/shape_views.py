@@ -73,7 +73,9 @@ def alias(x: Tensor) -> Tensor:
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """A new size-1 dim at position ``dim`` (which may be ``x.ndim``)."""
     dim = R.unsqueeze_dim(dim, x.ndim)
-    return numpy_header(x, lambda a: np.expand_dims(a, dim))
+    shape, strides = x.shape, x.stride()
+    stride = 1 if dim == x.ndim else shape[dim] * strides[dim]  # torch's rule (numpy's differs at size 0 and 1)
+    return x._with(shape[:dim] + (1,) + shape[dim:], strides[:dim] + (stride,) + strides[dim:])
 
 
 def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:

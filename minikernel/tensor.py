@@ -18,7 +18,9 @@ import numpy as np
 from . import device as dev
 from . import shape_rules as R
 from . import strides as S
+from .autograd.grad_mode import is_grad_enabled
 from .device import Device, DeviceLike
+from .memory_overlap import check_overlap
 from .dispatch.keys import ALWAYS, DispatchKey, DispatchKeySet
 from .kernels.layout import contiguous_strides
 from .strides import Shape, Storage
@@ -229,11 +231,13 @@ class Tensor(AutogradMixin, OperatorsMixin):
     @property
     def T(self) -> "Tensor":  # noqa: N802 - torch's name
         """All dims reversed (``x.permute(n-1, ..., 0)``); torch allows it for ndim != 2 too."""
-        return self.permute(*reversed(range(self.ndim)))
+        return self.permute(tuple(reversed(range(self.ndim))))
 
     @property
     def mT(self) -> "Tensor":  # noqa: N802 - torch's name
         """The last two dims swapped (a batch of matrices transposed)."""
+        if self.ndim == 0:
+            return self  # torch hands a 0-d tensor back as it is
         if self.ndim < 2:
             raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
                                f"{self.ndim}-D tensor.")
@@ -242,6 +246,8 @@ class Tensor(AutogradMixin, OperatorsMixin):
     @property
     def mH(self) -> "Tensor":  # noqa: N802 - torch's name
         """The conjugate transpose of a batch of matrices: ``mT`` for minikernel's real dtypes."""
+        if self.ndim == 1:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. Got 1-D tensor.")
         return self.mT
 
     def adjoint(self) -> "Tensor":
@@ -328,7 +334,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
         if not all(isinstance(k, (int, np.integer, slice)) and not isinstance(k, bool) for k in parts):
             autograd().setitem(self, key, value)  # None, ..., lists, tensors, masks
         elif isinstance(value, Tensor):
-            self[key].copy_(value)
+            copy_to(self[key], value)
         elif isinstance(value, (bool, int, float, np.generic)):
             self[key].fill_(value)
         else:
@@ -341,6 +347,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
         """Write ``src`` (broadcast to this shape, cast to this dtype) into this tensor's memory."""
         if not isinstance(src, Tensor):
             raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type(src).__name__}")
+        check_overlap(self, [src])  # torch's refusals of a write that would read what it overwrote
         return route("copy_", self, src)
 
     def fill_(self, value: Any) -> "Tensor":
@@ -464,6 +471,27 @@ class Tensor(AutogradMixin, OperatorsMixin):
         return f"{text[:at]}, device='cuda:0'{text[at:]}"
 
 
+def strip_leading_ones(value: Tensor, ndim: int) -> Tensor:
+    """``value`` without the leading size-1 dims it has beyond ``ndim`` (torch's setitem drops them
+    before it copies: ``x[0] = v`` with ``v`` of shape ``[1, 3]`` into a row of 3)."""
+    extra = value.ndim - ndim
+    if extra > 0 and all(n == 1 for n in value.shape[:extra]):
+        return value.reshape(value.shape[extra:]) if value.shape[extra:] else value.reshape(())
+    return value
+
+
+def copy_to(target: Tensor, value: Tensor) -> None:
+    """The write of ``target[...] = value`` (torch's ``copy_to``): a value of another shape is
+    broadcast first, so it is read through stride-0 dims (which never count as overlapping)."""
+    if value.shape != target.shape:
+        if value.ndim == 0 and not value.is_cuda and not (is_grad_enabled() and value.requires_grad):
+            target.fill_(value)  # torch fills with a 0-d value (no overlap to refuse)
+            return
+        value = strip_leading_ones(value, target.ndim)
+        value = value.expand(target.shape)
+    target.copy_(value)
+
+
 def typename(obj: Any) -> str:
     """A short type name for error messages, as ``torch.typename`` writes it:
     ``"int"``, ``"list"``, ``"minikernel.FloatTensor"``, ``"torch.FloatTensor"``."""
@@ -523,9 +551,13 @@ def _factory(name: str, sizes: tuple, dtype: Any, device: DeviceLike, requires_g
 def zeros(*size: Any, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     """``torch.zeros(*size, dtype=None, device=None, requires_grad=False)``: float32 unless ``dtype`` says
     otherwise, on the CPU unless ``device`` says otherwise."""
+    if not size:
+        raise TypeError('zeros() missing 1 required positional arguments: "size"')
     return _factory("zeros", size, dtype, device, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     """``torch.ones(*size, dtype=None, device=None, requires_grad=False)``."""
+    if not size:
+        raise TypeError('ones() missing 1 required positional arguments: "size"')
     return _factory("ones", size, dtype, device, requires_grad)

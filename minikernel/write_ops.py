@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from . import shape_rules as R
-from .ops import check_overlap
 from .tensor import Tensor
 
 
@@ -27,9 +26,7 @@ def _store(self: Tensor, values: np.ndarray) -> Tensor:
 
 
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
-    """``src`` broadcast to ``self``'s shape and cast to its dtype. Matches ``Tensor.copy_``
-    (and its refusals: ``self`` naming one element twice, ``src`` sharing part of its memory)."""
-    check_overlap(self, [src])
+    """``src`` broadcast to ``self``'s shape and cast to its dtype. Matches ``Tensor.copy_``."""
     return _store(self, np.broadcast_to(src.to_numpy(), R.broadcast_shape(self.shape, src.shape)))
 
 
@@ -53,6 +50,8 @@ def index_put_(self: Tensor, indices: tuple, values: Tensor, accumulate: bool = 
     named twice adds twice). ``indices`` is a tuple of ints, slices, ``None``, ``...``, integer
     tensors and boolean masks, checked by the caller. Matches ``Tensor.index_put_``."""
     key, given = _key(indices), values.to_numpy()
+    if self.numel() == 0 and not any(isinstance(k, np.ndarray) and k.size and n == 0 for k, n in zip(key, self.shape)):
+        return self  # nothing to write (and torch checks no index it does not use)
     target = self._numpy_view()
     if accumulate:
         np.add.at(target, key, given)

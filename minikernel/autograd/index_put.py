@@ -15,12 +15,14 @@ The ints, ``None``s and slices of ``key`` are applied first, as views of ``x``
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
-from ..ops import check_overlap
-from ..tensor import Tensor
+from ..kernels.layout import has_internal_overlap
+from ..memory_overlap import check_overlap
+from ..tensor import Tensor, copy_to
 from . import values as V
 from .function import Function
 from .grad_mode import is_grad_enabled
@@ -57,7 +59,10 @@ def index_put_(x: Tensor, key: Key, values: Tensor) -> Tensor:
         x._check_inplace()  # first, as torch's autograd layer refuses before the kernel looks at the indices
     masked_fill = values.numel() == 1 and any(isinstance(k, np.ndarray) and k.dtype == bool for k in key)
     if not masked_fill:  # (torch's masked_fill path reads a one-element value once, first)
-        check_overlap(x, [values], allow_full=False)
+        check_overlap(x, [values], allow_full=False, internal=False)
+    if has_internal_overlap(x.shape, x.stride()):
+        warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+                      "performing this operation.", UserWarning, stacklevel=3)
     check_bounds(x, key)
     values = _check_values(x, key, values)
     if not recording:
@@ -91,6 +96,6 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         values = value if isinstance(value, Tensor) else V.full((), value, x.dtype)
         index_put_(target, picks, values)
     elif isinstance(value, Tensor):
-        target.copy_(value)
+        copy_to(target, value)
     else:
         target.fill_(value)

@@ -71,7 +71,8 @@ def check_bounds(x: Tensor, key: tuple, check_picks: bool = True) -> None:
             size = x.shape[dim]
             if not -size <= k < size:
                 raise IndexError(f"index {int(k)} is out of bounds for dimension {dim} with size {size}")
-        elif check_picks and isinstance(k, np.ndarray) and k.dtype != bool and k.size:
+        elif (check_picks and isinstance(k, np.ndarray) and k.dtype != bool and k.size
+              and 0 not in x.shape[:dim] + x.shape[dim + 1:]):  # (an empty result reads nothing: torch checks nothing)
             size = x.shape[dim]
             bad = k[(k >= size) | (k < -size)]
             if bad.size:
@@ -145,9 +146,9 @@ def apply_slicing(x: Tensor, key: Any, check_picks: bool = True) -> tuple[Tensor
             dim += 1
             picks.append(slice(None))
         elif isinstance(k, np.ndarray) and k.dtype == bool and k.ndim == 0:
-            # a 0-d mask (or a Python bool) is torch's unsqueeze, then a one-element mask over the new dim
+            # a 0-d mask (or a Python bool) is torch's unsqueeze, then the index [0] (True) or [] (False)
             out, changed = V.call("unsqueeze", out, dim), True
-            picks.append(k.reshape(1))
+            picks.append(np.zeros(1 if k else 0, np.int64))
             dim += 1
         elif isinstance(k, np.ndarray):  # an integer array takes one dim, a mask as many as it has
             picks.append(k)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Union
 
+from ..kernels import layout
 from ..tensor import Tensor
 from . import derivatives as D, values as V
 from .function import Function
@@ -169,7 +170,7 @@ class Clone(Function):
         ``clone(memory_format=torch.contiguous_format)``, what ``contiguous()`` and a copying
         ``reshape`` record."""
         out = V.compute("clone", x)
-        return V.wrap(V.array(out)) if contiguous and not out.is_contiguous() else out
+        return V.wrap(V.array(out)) if contiguous and not layout.is_contiguous(out.shape, out.stride()) else out
 
     @staticmethod
     def backward(ctx, grad: Tensor):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..kernels.layout import has_internal_overlap
 from .graph import Edge, Grads, Node, gradient_edge
 
 if TYPE_CHECKING:
@@ -96,6 +97,9 @@ class CopySlices(Node):
         return super().__call__(grad_outputs, keep_graph)
 
     def apply(self, grad: Any) -> Grads:
+        if has_internal_overlap(*self._view[:2]):  # torch copies the view's gradient back through it
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
         cls = type(grad)
         out = _BaseGradient(cls, self._storage_size, self._dtype, self._base)
         out.base._numpy_view()[...] = grad._numpy_view()

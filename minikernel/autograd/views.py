@@ -8,6 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import shape_rules as R
+from ..kernels import layout
 from ..tensor import Tensor, _wrap_dim
 from . import derivatives as D, values as V
 from .function import Function
@@ -38,7 +39,15 @@ class View(Function):
 
 
 class UnsafeView(View):
+    """``_unsafe_view``: the copying ``reshape``'s view of its private copy, which is no view (torch's neither)."""
+
     _torch_name = "UnsafeViewBackward0"
+
+    @staticmethod
+    def forward(ctx, x: Tensor, shape: tuple) -> Tensor:
+        out = View.forward(ctx, x, shape)
+        out._base = None
+        return out
 
 
 class Permute(Function):
@@ -105,7 +114,7 @@ def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
         np.reshape(_np(x), shape, copy=False)
     except ValueError:
         return UnsafeView.apply(Clone.apply(x, True), shape)
-    return (View if x.is_contiguous() else _ReshapeAlias).apply(x, shape)
+    return (View if layout.is_contiguous(x.shape, x.stride()) else _ReshapeAlias).apply(x, shape)
 
 
 class _ReshapeAlias(View):
