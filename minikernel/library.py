@@ -13,8 +13,9 @@ An operator is declared once with a schema, then kernels are added per dispatch 
 (``Tensor``, ``float``, ``int``, ``bool``), or pass ``schema=``. ``register_autograd``
 puts a kernel at the ``Autograd`` key: when an input requires grad it runs the
 layers below (the backend kernel) inside a ``Function`` whose backward is yours;
-otherwise it redispatches straight to the backend. Without it, the op runs but
-records nothing (the ``Autograd`` key falls through: PyTorch warns in that case).
+otherwise it redispatches straight to the backend. Without it, the op runs and records a
+node whose backward raises "no autograd formula was registered", as torch's does. A
+kernel may not return one of its inputs or a view of one (torch refuses that too).
 """
 from __future__ import annotations
 
@@ -37,6 +38,9 @@ def define(qualname: str, schema: str) -> Operator:
     """Declare ``qualname`` with ``schema`` = ``"(Tensor x, float k) -> Tensor"``. Matches ``torch.library.define``."""
     if "::" not in qualname:
         raise ValueError(f"operator name {qualname!r} needs a namespace: write 'mylib::{qualname}'")
+    if not schema.lstrip().startswith("("):
+        raise ValueError(f"schema {schema!r} for {qualname!r}: give the arguments only, like "
+                         f"'(Tensor x, float k) -> Tensor' (the name is {qualname!r} already)")
     return registry.define(qualname + schema)
 
 
@@ -104,10 +108,60 @@ def custom_op(name: str, fn: Optional[Callable] = None, *, mutates_args: Sequenc
 
     def wrap(kernel: Callable) -> CustomOpDef:
         op = define(name, schema or infer_schema(kernel))
-        impl(op, device_types, kernel)
+        impl(op, device_types, _no_aliasing(kernel))
+        registry.impl(op, DispatchKey.Autograd, _no_formula_kernel(op), name="autograd: no formula registered",
+                      with_keys=True)
         return CustomOpDef(op, kernel)
 
     return wrap if fn is None else wrap(fn)
+
+
+_ALIAS = ("{name} (with implementation in {module}): The output of this custom operator (1) must not also be an "
+          "input to this custom operator and (2) may not alias any inputs to this custom operator or other returns. "
+          "The most common way to trigger this error is if we have y = custom_op(x) and y and x are the same Tensor. "
+          "Please instead return a clone of the offending output tensor(s) (e.g. return x.clone()) or refactor the "
+          "custom operator to not return y.")
+
+
+def _no_aliasing(kernel: Callable) -> Callable:
+    """``kernel``, refusing an output that is an input or shares its memory (torch's custom ops are functional)."""
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        out = kernel(*args, **kwargs)
+        inputs = [a.untyped_storage().data_ptr() for a in args if isinstance(a, Tensor) and a.numel()]
+        for t in out if isinstance(out, (tuple, list)) else (out,):
+            if isinstance(t, Tensor) and (any(t is a for a in args) or t.numel() and
+                                          t.untyped_storage().data_ptr() in inputs):
+                raise RuntimeError(_ALIAS.format(name=getattr(kernel, "__name__", "op"),
+                                                 module=getattr(kernel, "__module__", "?")))
+        return out
+
+    checked.__qualname__ = getattr(kernel, "__qualname__", repr(kernel))
+    return checked
+
+
+class _NoFormula(Function):
+    """The node a custom op without ``register_autograd`` records: its backward refuses, as torch's does
+    (rather than silently dropping the op's share of the gradient)."""
+
+    @staticmethod
+    def forward(ctx, op: Operator, keys: Any, *args: Any) -> Any:
+        ctx.op_name = op.name
+        return dispatch.redispatch(op, keys, *args)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        name = ctx.op_name.replace("::", ".")
+        raise RuntimeError(f"Trying to backward through {name}.default but no autograd formula was registered. "
+                           f"Please use register_autograd to add one.")
+
+
+def _no_formula_kernel(op: Operator) -> Callable:
+    def autograd_kernel(keys: Any, *args: Any) -> Any:
+        if is_grad_enabled() and any(getattr(a, "requires_grad", False) for a in args):
+            return _NoFormula.apply(op, keys, *args)
+        return dispatch.redispatch(op, keys, *args)
+
+    return autograd_kernel
 
 
 @exercise("9.4")

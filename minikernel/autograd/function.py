@@ -24,6 +24,7 @@ from ..tensor import Tensor
 from . import values as V
 from .grad_mode import is_grad_enabled, no_grad
 from .graph import _GRAPH_FREED, Grads, Node, SavedTensor, gradient_edge
+from .view_nodes import CopySlices
 
 _LEAF_INPLACE = "a leaf Variable that requires grad has been used in an in-place operation."
 
@@ -226,6 +227,11 @@ def _record(node: BackwardNode, args: tuple, output: Any) -> Any:
         if id(out) in non_diff or out.dtype.kind != "f":
             if id(out) in dirty:
                 out._set_history(None, 0)
+            continue
+        if id(out) in dirty and out._base is not None:
+            # a view written in place: its base's history is rewritten (CopySlices), and the view
+            # reaches the graph through the base from now on, as after any in-place op on a view
+            out._base._set_history(CopySlices(out._base, out, node), 0)
             continue
         out._set_history(node, nr)
     node._freeze_saved()

@@ -93,7 +93,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         value = V.wrap(np.asarray(value), x.dtype)
     target, picks, _ = apply_slicing(x, key, check_picks=False)
     if picks is not None:
-        values = value if isinstance(value, Tensor) else V.full((), value, x.dtype)
+        values = value if isinstance(value, Tensor) else V.wrap(np.asarray(value), x.dtype)  # (as torch: no op)
         index_put_(target, picks, values)
     elif isinstance(value, Tensor):
         copy_to(target, value)

@@ -429,13 +429,13 @@ def test_one_node_per_call_and_none_without_grad():
 
 @pytest.mark.exercise("9.4")
 def test_a_backward_with_the_wrong_count_is_refused(make):
-    op = library.custom_op("test09::bad", lambda x: x, schema="(Tensor x) -> Tensor")
+    op = library.custom_op("test09::bad", lambda x: x.clone(), schema="(Tensor x) -> Tensor")
     make.names.append("test09::bad")
     library.register_autograd(op, lambda ctx, g: (g, g))
     y = op(mk.tensor([1.0], requires_grad=True))
     message = str(_refusal(lambda: y.sum().backward(), RuntimeError))
     assert re.search(r"(?<![\d.])1(?![\d.])", message), f"say how many gradients backward must return (1): {message!r}"
-    three = library.custom_op("test09::bad3", lambda x, y, z: x, schema="(Tensor x, Tensor y, Tensor z) -> Tensor")
+    three = library.custom_op("test09::bad3", lambda x, y, z: x.clone(), schema="(Tensor x, Tensor y, Tensor z) -> Tensor")
     make.names.append("test09::bad3")
     library.register_autograd(three, lambda ctx, g: (g, g))
     y = three(*(mk.tensor([1.0], requires_grad=True) for _ in range(3)))
