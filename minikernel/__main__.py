@@ -21,8 +21,9 @@ commands:
                                (default runs/) on 127.0.0.1:6006
   notebooks [NN ...]           re-execute chapters/*.py into .ipynb (references on)
   release OUT [--keep IDs]     write a student edition (no references) into OUT
-  gradebook SUBMISSIONS --out DIR [-j N] [--weights FILE]
-                               grade a class's submissions into a gradebook
+  gradebook SUBMISSIONS --out DIR [-j N] [--weights FILE] [--format gradescope] [--single]
+                               grade a class's submissions into a gradebook (or
+                               Gradescope's results.json; --single: one submission)
 """
 
 

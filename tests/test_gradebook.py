@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import csv
 import functools
+import json
 import os
 import shutil
 import subprocess
@@ -247,3 +248,21 @@ def test_a_submission_that_crashes_the_gradebook_gets_a_row(tmp_path, book, monk
     with (tmp_path / "out" / "gradebook.csv").open() as f:
         row = next(csv.DictReader(f))
     assert row["student"] == "ann" and "disk on fire" in row["note"]
+
+
+def test_single_submission_for_gradescope(tmp_path, book):
+    """``run_autograder``'s call: one submission (a git repository here) into results.json."""
+    from minikernel.course import gradebook
+
+    weights = tmp_path / "weights.json"
+    weights.write_text('{"1.3": 4}')
+    partly = book["out"].parent / "submissions" / "partly"
+    code = gradebook.main([str(partly), "--single", "--format", "gradescope", "--out", str(tmp_path / "results"),
+                           "--exercises", "1.2,1.3", "--weights", str(weights), "--timeout", str(TIMEOUT_S)])
+    assert code == 0
+    assert [p.name for p in (tmp_path / "results").iterdir()] == ["results.json"]
+    report = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert report["score"] == 1
+    assert [(t["number"], t["score"], t["max_score"], t["status"]) for t in report["tests"]] == [
+        ("1.2", 1, 1, "passed"), ("1.3", 0, 4, "failed")]
+    assert report["tests"][1]["output"].startswith("TODO")

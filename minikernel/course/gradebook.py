@@ -1,4 +1,4 @@
-"""``python -m minikernel gradebook SUBMISSIONS --out DIR``: grade a class.
+r"""``python -m minikernel gradebook SUBMISSIONS --out DIR``: grade a class.
 
 Every submission (see ``submissions``) is graded in a tree made fresh for it:
 
@@ -19,6 +19,16 @@ total), ``DIR/gradebook.html`` (a sortable table; click a cell for the grader's
 message) and ``DIR/feedback/<student>.txt`` (what the grader told that student).
 A submission that cannot be read gets a row saying why, and the run goes on; one
 that makes the gradebook itself fail gets a row with that error.
+
+**Gradescope.** ``--format gradescope`` writes, instead, Gradescope's autograder
+``results.json`` per student (``DIR/gradescope/<student>/results.json``, see
+``gradescope``). With ``--single``, SUBMISSIONS is one submission rather than a
+folder of them, and the file is ``DIR/results.json``: what ``run_autograder`` does
+(the course, the teacher's copy, in ``/autograder/source``)::
+
+    cd /autograder/source
+    python -m minikernel gradebook /autograder/submission --single --format gradescope \
+        --out /autograder/results --weights weights.json
 
 **Resuming.** Each submission's result is written to ``DIR/results/<student>.json``
 as soon as it is graded, with a hash of what it was graded from (the learner files
@@ -47,12 +57,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import edition, exercise as ex
-from .gradebook_report import write_csv, write_feedback, write_html
+from .gradebook_report import safe_filename, write_csv, write_feedback, write_html
+from .gradescope import VISIBILITIES, write_results
 from .submissions import Submission, SubmissionError, discover, learner_files, overlay, unpack
 
 DEFAULT_TIMEOUT_S = 60  # per exercise, passed on to the grader
 DEFAULT_SUBMISSION_TIMEOUT_S = 1800
 DEFAULT_MEMORY_MB = 8192
+FORMATS = ("gradebook", "gradescope")
 
 
 @dataclass
@@ -235,15 +247,32 @@ def _guarded(submission: Submission, grade) -> Result:
                                                 f"({type(err).__name__}: {err})", crashed=True)
 
 
+def single(path: Path) -> list[Submission]:
+    """``path`` as the one submission to grade (``--single``)."""
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: give the submission (a folder, archive or git repository)")
+    return [Submission(path.resolve().name or "submission", path)]
+
+
 def run(submissions_dir: Path, out: Path, settings: Settings, weights_file: Path | None = None,
-        jobs: int = 1) -> list[Result]:
+        jobs: int = 1, output_format: str = "gradebook", one: bool = False,
+        visibility: str = "visible") -> list[Result]:
     """Grade every submission in ``submissions_dir`` and write the gradebook into ``out``
-    (taking over the results of an earlier run into ``out`` that are still valid)."""
+    (taking over the results of an earlier run into ``out`` that are still valid).
+
+    ``output_format``: "gradebook" (CSV, HTML, feedback) or "gradescope" (results.json).
+    ``one``: ``submissions_dir`` is itself the one submission; nothing is stored for resuming.
+    ``visibility``: Gradescope's, for every test (one of ``gradescope.VISIBILITIES``).
+    """
+    if output_format not in FORMATS:
+        raise ValueError(f"the format is one of {', '.join(FORMATS)}, not {output_format!r}")
+    if visibility not in VISIBILITIES:
+        raise ValueError(f"--visibility is one of {', '.join(VISIBILITIES)}, not {visibility!r}")
     ids = ex.select(settings.patterns, where="--exercises")
     weights = load_weights(weights_file, ids)
-    submissions = discover(submissions_dir)
+    submissions = single(submissions_dir) if one else discover(submissions_dir)
     out.mkdir(parents=True, exist_ok=True)
-    results_dir = out / "results"
+    results_dir = None if one else out / "results"
     with tempfile.TemporaryDirectory(prefix="minikernel-edition-") as tmp:
         base = Path(tmp) / "edition"
         edition.release(base, settings.keep)
@@ -253,7 +282,7 @@ def run(submissions_dir: Path, out: Path, settings: Settings, weights_file: Path
 
         def grade(s: Submission) -> Result:
             result = _guarded(s, lambda s: grade_submission(s, base, files, settings, results_dir, context))
-            if result.crashed:
+            if result.crashed and results_dir is not None:
                 _save(results_dir / f"{s.student}.json", result, "", crashed=True)
             return result
 
@@ -263,10 +292,21 @@ def run(submissions_dir: Path, out: Path, settings: Settings, weights_file: Path
     if resumed:
         print(f"resumed: {resumed} of {len(results)} submissions unchanged since they were graded into "
               f"{results_dir} (graded now: {len(results) - resumed})", file=sys.stderr)
+    write_outputs(out, results, ids, weights, output_format, one, visibility)
+    return results
+
+
+def write_outputs(out: Path, results: list[Result], ids: list[str], weights: dict[str, float],
+                  output_format: str = "gradebook", one: bool = False, visibility: str = "visible") -> None:
+    """The gradebook's files in ``out``, in ``output_format`` (see ``run``)."""
+    if output_format == "gradescope":
+        for r in results:
+            where = out / "results.json" if one else out / "gradescope" / safe_filename(r.student) / "results.json"
+            write_results(where, r, ids, weights, visibility)
+        return
     write_csv(out / "gradebook.csv", results, ids, weights)
     write_html(out / "gradebook.html", results, ids, weights)
     write_feedback(out / "feedback", results, ids, weights)
-    return results
 
 
 def _positive_int(text: str) -> int:
@@ -290,6 +330,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=_positive_int, default=DEFAULT_TIMEOUT_S, help="seconds per exercise")
     parser.add_argument("--submission-timeout", type=_positive_int, default=DEFAULT_SUBMISSION_TIMEOUT_S,
                         help="seconds for one whole submission")
+    parser.add_argument("--format", choices=FORMATS, default="gradebook", dest="output_format",
+                        help="gradebook: CSV, HTML and feedback; gradescope: Gradescope's results.json per student")
+    parser.add_argument("--single", action="store_true",
+                        help="SUBMISSIONS is one submission (Gradescope's run_autograder: /autograder/submission)")
+    parser.add_argument("--visibility", choices=VISIBILITIES, default="visible",
+                        help="Gradescope's visibility of each exercise's result (default visible)")
     parser.add_argument("--memory-mb", type=_positive_int, default=DEFAULT_MEMORY_MB, help="address-space limit per process")
     args = parser.parse_args(argv)
     network, note = _network_wrapper()
@@ -298,10 +344,13 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings([p for p in re.split(r"[,\s]+", args.exercises) if p], args.keep, args.timeout,
                         args.submission_timeout, args.memory_mb, network)
     try:
-        results = run(args.submissions, args.out, settings, args.weights, args.jobs)
+        results = run(args.submissions, args.out, settings, args.weights, args.jobs, args.output_format,
+                      args.single, args.visibility)
     except (ValueError, FileNotFoundError, FileExistsError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     graded = sum(not r.error for r in results)
-    print(f"{graded}/{len(results)} submissions graded; gradebook in {args.out / 'gradebook.csv'} and .html")
+    where = {"gradebook": f"gradebook in {args.out / 'gradebook.csv'} and .html",
+             "gradescope": f"Gradescope results in {args.out / ('results.json' if args.single else 'gradescope')}"}
+    print(f"{graded}/{len(results)} submissions graded; {where[args.output_format]}")
     return 0

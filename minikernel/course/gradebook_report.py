@@ -19,7 +19,7 @@ class ResultLike(Protocol):
     notes: list[str]
 
 
-def _points(result: ResultLike, exercise_id: str, weights: dict[str, float]) -> float:
+def points(result: ResultLike, exercise_id: str, weights: dict[str, float]) -> float:
     verdict = result.verdicts.get(exercise_id, {})
     return weights[exercise_id] if verdict.get("status") == "PASS" else 0.0
 
@@ -35,8 +35,8 @@ def write_csv(path: Path, results: list[ResultLike], ids: list[str], weights: di
         writer = csv.writer(f)
         writer.writerow(["student", *ids, "total", "max", "note"])
         for r in results:
-            points = [_points(r, i, weights) for i in ids]
-            writer.writerow([r.student, *map(_number, points), _number(sum(points)), _number(maximum),
+            earned = [points(r, i, weights) for i in ids]
+            writer.writerow([r.student, *map(_number, earned), _number(sum(earned)), _number(maximum),
                              "; ".join(filter(None, [r.error, *r.notes]))])
 
 
@@ -79,9 +79,9 @@ def write_html(path: Path, results: list[ResultLike], ids: list[str], weights: d
             verdict = r.verdicts.get(i, {})
             status = verdict.get("status", "")
             detail = verdict.get("detail", "") or r.error
-            cells.append(_cell(f"{status or '—'} {_number(_points(r, i, weights))}", status,
+            cells.append(_cell(f"{status or '—'} {_number(points(r, i, weights))}", status,
                                f"{r.student} · exercise {i} · {status or 'not graded'}", detail, _COLOURS[status]))
-        total = sum(_points(r, i, weights) for i in ids)
+        total = sum(points(r, i, weights) for i in ids)
         cells.append(_cell(_number(total), _number(total)))
         rows.append("<tr>" + "".join(cells) + "</tr>")
     maximum = _number(sum(weights[i] for i in ids))
@@ -99,7 +99,7 @@ Click a column header to sort; click a cell for what the grader said.</p>
     path.write_text(page)
 
 
-def _filename(student: str) -> str:
+def safe_filename(student: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", student) or "student"
 
 
@@ -116,9 +116,9 @@ def write_feedback(folder: Path, results: list[ResultLike], ids: list[str], weig
             verdict = r.verdicts.get(i, {})
             status = verdict.get("status", "not graded")
             lines.append(f"{i:<6} {verdict.get('name', ''):<28} {status:<8} "
-                         f"{_number(_points(r, i, weights))}/{_number(weights[i])}")
+                         f"{_number(points(r, i, weights))}/{_number(weights[i])}")
             if verdict.get("detail") and status != "PASS":
                 lines += ["       " + line for line in verdict["detail"].splitlines()]
-        total = sum(_points(r, i, weights) for i in ids)
+        total = sum(points(r, i, weights) for i in ids)
         lines += ["", f"total: {_number(total)}/{_number(maximum)}"]
-        (folder / f"{_filename(r.student)}.txt").write_text("\n".join(lines) + "\n")
+        (folder / f"{safe_filename(r.student)}.txt").write_text("\n".join(lines) + "\n")
