@@ -58,6 +58,26 @@ def test_the_box_names_a_file_and_function_that_exist(exercise_id):
     assert f"exercise {exercise_id}" in box.lower() and path in box and f'grade("{exercise_id}")' in box
 
 
+@pytest.mark.parametrize("exercise_id", list(ex.registry()))
+def test_the_box_links_to_the_stub_from_the_notebooks_folder(exercise_id, monkeypatch):
+    """The link JupyterLab opens in its editor: the stub's file relative to chapters/
+    (where the kernel runs), at the 0-based line of its ``raise NotImplementedError``."""
+    href = nd.editor_href(exercise_id, str(ROOT / "chapters"))
+    target, _, line = href.partition("#line=")
+    path, _names = nd.exercise_location(exercise_id)
+    assert (ROOT / "chapters" / target).resolve() == (ROOT / path).resolve(), href
+    assert f"exercise {exercise_id} " in (ROOT / path).read_text().splitlines()[int(line)], href
+    monkeypatch.chdir(ROOT / "chapters")
+    assert f'href="{href}"' in nd.todo_html(exercise_id)
+
+
+def test_show_todo_shows_the_box_and_refuses_what_names_no_exercise(capsys):
+    nd.show_todo(NotImplementedError("exercise 1.2 (index_to_position) is not implemented yet"))
+    assert capsys.readouterr().out.strip() == nd.todo_text("1.2")  # outside IPython: the plain-text form
+    with pytest.raises(ValueError, match="names no exercise"):
+        nd.show_todo(ValueError("bad"))
+
+
 @pytest.mark.own_mode
 def test_unfinished_exercise_shows_the_box_and_run_all_goes_on(monkeypatch):
     nb, err = run(["x = S.contiguous_strides((2, 3))\ny = 1", "print(x)", "z = x\nw = 2", "print(z, w)",

@@ -11,6 +11,11 @@ answers on the port, it says so and leaves it running.
 or ``http://127.0.0.1:8097``; ``python -m minikernel lab`` starts this server
 beside JupyterLab and sets that variable for its kernels.
 
+Each chapter's dashboard draws in its own visdom environment (``env="ch04"``), and
+visdom's root page shows only the empty "main" one; so both commands print the
+page of every chapter's environment (``http://127.0.0.1:8097/env/ch04``), read
+from the chapters' ``Dashboard(..., env="…")`` calls.
+
 Standard library only (plus visdom, imported when serving).
 """
 from __future__ import annotations
@@ -19,6 +24,7 @@ import argparse
 import importlib.util
 import json
 import logging
+import re
 import signal
 import socket
 import subprocess
@@ -36,6 +42,9 @@ except ImportError:  # imported by lab.py run as a plain script
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSETS = ROOT / "tools" / "visdom_assets.json"
+CHAPTERS = ROOT / "chapters"
+#: ``Dashboard(..., env="ch04", ...)`` in a chapter's jupytext source: the env it draws in.
+_ENV_RE = re.compile(r"\bDashboard\([^)]*?\benv\s*=\s*[\"']([^\"']+)[\"']")
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8097
 PORT_SEARCH = 100
@@ -50,6 +59,32 @@ def say(message: str) -> None:
 
 def url_for(port: int) -> str:
     return f"http://{HOST}:{port}"
+
+
+def chapter_envs(chapters: Path = CHAPTERS) -> dict[str, list[str]]:
+    """``{"04_hooks": ["ch04"], ...}``: the visdom environments each chapter's
+    dashboards draw in, from its ``Dashboard(..., env="…")`` calls, in chapter order."""
+    found: dict[str, list[str]] = {}
+    for source in sorted(chapters.glob("[0-9][0-9]_*.py")):
+        envs = list(dict.fromkeys(_ENV_RE.findall(source.read_text(encoding="utf-8"))))
+        if envs:
+            found[source.stem] = envs
+    return found
+
+
+def env_url(url: str, env: str) -> str:
+    """The visdom page of one environment: ``http://127.0.0.1:8097/env/ch04``."""
+    return f"{url.rstrip('/')}/env/{urllib.parse.quote(env)}"
+
+
+def env_lines(url: str, chapters: Path = CHAPTERS) -> list[str]:
+    """What to print about where the dashboards are: one line per chapter's environment."""
+    lines = [f"chapter {stem[:2]} ({stem[3:]}): {env_url(url, env)}"
+             for stem, envs in chapter_envs(chapters).items() for env in envs]
+    if not lines:
+        return [f"open {url} (no chapter names a dashboard environment)"]
+    return ["each chapter's dashboard has its own page (the root page shows visdom's empty 'main'):",
+            *(f"  {line}" for line in lines)]
 
 
 # ------------------------------------------------------------------- the assets
@@ -174,8 +209,7 @@ def serve(port: int, env_path: Path) -> int:
         # base_url "" is what visdom's own command line passes for "/" (routes are
         # base_url + "/events", ...); start_server's default "/" would give "//events".
         start_server(port=port, hostname=HOST, base_url="", env_path=str(env_path) + "/", bind_local=True,
-                     print_func=lambda _port: say(f"visdom is serving the dashboards at {url} "
-                                                  f"(saved envs: {env_path}); Ctrl-C stops it"))
+                     print_func=lambda _port: _say_serving(url, env_path))
     except KeyboardInterrupt:
         say("stopped")
         return 0
@@ -183,6 +217,12 @@ def serve(port: int, env_path: Path) -> int:
         say(f"could not listen on {HOST}:{port} ({exc})")
         return 1
     return 0
+
+
+def _say_serving(url: str, env_path: Path) -> None:
+    say(f"visdom is serving the dashboards at {url} (saved envs: {env_path}); Ctrl-C stops it")
+    for line in env_lines(url):
+        say(line)
 
 
 # ------------------------------------------------------------ beside JupyterLab

@@ -1,15 +1,18 @@
-"""``python -m minikernel lab``: start JupyterLab on the course chapters.
+"""``python -m minikernel lab``: start JupyterLab on the course.
 
 The server runs from this environment's interpreter (``sys.executable -m
-jupyterlab``), serves ``chapters/``, listens on 127.0.0.1 only, keeps token
-authentication on, and prints the URL to open, token included. Ctrl-C stops it
-cleanly (running kernels are shut down).
+jupyterlab``), serves the course folder (so both ``chapters/`` and the files you
+write, ``minikernel/``, are in the file browser), listens on 127.0.0.1 only, keeps
+token authentication on, and prints the URL to open, token included: it opens
+chapter 01 (``chapters/01_strides.ipynb``). Ctrl-C stops it cleanly (running
+kernels are shut down).
 
 Beside it runs the visdom server of the live dashboards
 (``minikernel/course/dashboard_server.py``) on 127.0.0.1:8097, stopped on exit too. A
 visdom server already answering there is reused (and left running); if the port
 is taken by something else the next free one is used, and the kernels learn it
-from ``MINIKERNEL_VISDOM_URL``. ``--no-dashboard`` leaves visdom out (the
+from ``MINIKERNEL_VISDOM_URL``. The launcher prints the page of each chapter's
+dashboard environment (``http://127.0.0.1:8097/env/ch04``). ``--no-dashboard`` leaves visdom out (the
 dashboards then draw inline); ``--dashboard-port N`` starts it on port N instead
 (``make lab ARGS="--dashboard-port 8100"``).
 
@@ -45,8 +48,9 @@ except ImportError:  # run as a plain script: python minikernel/course/lab.py
     import ports  # type: ignore[no-redef]
 
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[2]  # the course folder: the lab's root
 CHAPTERS = ROOT / "chapters"
+FIRST_NOTEBOOK = "chapters/01_strides.ipynb"  # where the lab opens, relative to ROOT
 LAB_SETTINGS = Path(__file__).resolve().parent / "lab_settings"  # overrides.json: JupyterLab's defaults for the course
 #: Not listed in the file browser: the chapters' jupytext sources (their notebooks
 #: are listed), besides jupyter_server's own defaults.
@@ -127,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The launcher's own options; everything else goes to ``jupyter lab``."""
     parser = argparse.ArgumentParser(
         prog="python -m minikernel lab",
-        description="Start JupyterLab on the course chapters (127.0.0.1, token authentication). "
+        description="Start JupyterLab on the course, opening chapter 01 (127.0.0.1, token authentication). "
         "Unknown arguments are passed to `jupyter lab`.",
         allow_abbrev=False,
     )
@@ -203,12 +207,15 @@ def main(argv: list[str] | None = None) -> int:
         say(f"dashboards: {message}")
         if visdom_url:
             env[dashboard_server.URL_VARIABLE] = visdom_url  # the kernels' Dashboard reads it
+            for line in dashboard_server.env_lines(visdom_url, CHAPTERS):
+                say(f"dashboards: {line}")
 
     cmd = [
         sys.executable,
         "-m",
         "jupyterlab",
-        f"--ServerApp.root_dir={CHAPTERS}",
+        f"--ServerApp.root_dir={ROOT}",
+        f"--ServerApp.default_url=/lab/tree/{FIRST_NOTEBOOK}",
         f"--ServerApp.ip={HOST}",
         f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0",  # fail rather than silently move to another port
@@ -220,11 +227,11 @@ def main(argv: list[str] | None = None) -> int:
         cmd.append("--allow-root")
     cmd += extra  # last, so the user's settings win
 
-    say(f"starting JupyterLab on {CHAPTERS} ...")
+    say(f"starting JupyterLab on {ROOT} ...")
     try:
         proc = subprocess.Popen(
             cmd,
-            cwd=CHAPTERS,
+            cwd=ROOT,
             env=env,
             # Its own session, so that a Ctrl-C in the terminal reaches only this
             # launcher, which stops the server with SIGTERM: no "Shutdown this Jupyter
@@ -271,8 +278,8 @@ def main(argv: list[str] | None = None) -> int:
         if ready and not signals_seen:
             if token:
                 status = _http_status(base + "api/status", token=token)
-                url = f"{base}lab?token={token}"
-                say(f"JupyterLab is serving {CHAPTERS}")
+                url = f"{base}lab/tree/{FIRST_NOTEBOOK}?token={token}"
+                say(f"JupyterLab is serving {ROOT} (chapters/, and minikernel/ where you write the exercises)")
                 if status == 200:
                     say("open this URL in your browser (it contains the access token):")
                 else:
@@ -280,8 +287,8 @@ def main(argv: list[str] | None = None) -> int:
                         "another one); if this URL asks for a password, use the one Jupyter printed:")
                 say(f"    {url}")
             else:
-                say(f"JupyterLab is serving {CHAPTERS} WITHOUT authentication (as you asked):")
-                say(f"    {base}lab")
+                say(f"JupyterLab is serving {ROOT} WITHOUT authentication (as you asked):")
+                say(f"    {base}lab/tree/{FIRST_NOTEBOOK}")
             say("press Ctrl-C to stop it")
         elif proc.poll() is None and not signals_seen:
             say(f"the server has not answered after {READY_TIMEOUT_S:.0f} s; its log is above")

@@ -3,8 +3,9 @@
 Each chapter calls ``install()`` once, at the top. From then on, in that kernel:
 
 * a cell that reaches an unfinished exercise (a stub's ``NotImplementedError``)
-  shows a short box — which exercise, which file and function to write, how to
-  grade it — instead of a traceback, and the cell *ends without an error*, so
+  shows a short box — which exercise, which file and function to write (a link
+  opens that file in JupyterLab's editor, at the stub), how to grade it — instead
+  of a traceback, and the cell *ends without an error*, so
   JupyterLab's Run All (and nbclient) goes on to the next cell;
 * a later cell that needs a name such a cell did not get to define shows one line,
   "waits for exercise N.M", again without an error;
@@ -28,12 +29,14 @@ from __future__ import annotations
 import ast
 import html
 import importlib
+import inspect
 import os
 import types
 from dataclasses import dataclass, field
 from typing import Any
 
 from IPython import get_ipython
+from IPython.display import display
 
 from . import exercise as ex
 
@@ -65,6 +68,43 @@ def exercise_location(exercise_id: str) -> tuple[str, str]:
     return f"minikernel/{entry.module.replace('.', '/')}.py", entry.name
 
 
+def stub_line(exercise_id: str) -> int | None:
+    """1-based line of the first stub's ``raise NotImplementedError`` (where the learner
+    writes), else of its ``def``; None for an unknown exercise or unreadable source."""
+    entry = ex.registry().get(exercise_id)
+    if entry is None or not entry.stubs:
+        return None
+    stub = next(iter(entry.stubs.values()))
+    try:
+        lines, first = inspect.getsourcelines(stub)
+    except (OSError, TypeError):
+        return None
+    for offset, line in enumerate(lines):
+        if "raise NotImplementedError" in line:
+            return first + offset
+    return next((first + k for k, line in enumerate(lines) if line.lstrip().startswith("def ")), first)
+
+
+def editor_href(exercise_id: str, notebook_dir: str | None = None) -> str | None:
+    """A link that JupyterLab opens in its editor, at the stub: the stub's file relative
+    to the notebook's folder (``../minikernel/strides.py#line=40``; the kernel runs
+    there, hence the default ``os.getcwd()``), with the editor's 0-based ``#line=``.
+
+    None for an unknown exercise. The lab must serve a folder holding both the
+    notebook and the file (``python -m minikernel lab`` serves the course folder).
+    """
+    entry = ex.registry().get(exercise_id)
+    if entry is None or not entry.stubs:
+        return None
+    source = inspect.getsourcefile(next(iter(entry.stubs.values())))
+    if source is None:
+        return None
+    relative = os.path.relpath(os.path.realpath(source), os.path.realpath(notebook_dir or os.getcwd()))
+    href = "/".join(relative.split(os.sep))
+    line = stub_line(exercise_id)
+    return href if line is None else f"{href}#line={line - 1}"
+
+
 def stub_id_in(exc: BaseException | None) -> str | None:
     """The exercise named by ``exc`` or by an exception it was raised from (``__cause__``
     / ``__context__``); a wrapper that re-raises a stub's error still counts."""
@@ -93,15 +133,28 @@ def todo_html(exercise_id: str) -> str:
     """The box as HTML: the same words as ``todo_text``, in a small framed panel."""
     path, name = exercise_location(exercise_id)
     e, n, p = (html.escape(s) for s in (exercise_id, name, path))
+    href = editor_href(exercise_id)
+    where = (f'<a class="mk-open-stub" href="{html.escape(href, quote=True)}" title="open {p} in the editor">'
+             f"<code>{p}</code></a>") if href else f"<code>{p}</code>"
     return (
-        '<div style="border:1px solid #c9a227;background:#fff8e1;border-radius:4px;'
+        '<div class="mk-todo-box" style="border:1px solid #c9a227;background:#fff8e1;border-radius:4px;'
         'padding:6px 10px;font-family:sans-serif;font-size:13px;line-height:1.5;max-width:48em">'
         f"<b>Exercise {e} ({n}) is not written yet.</b><br>"
-        f"Write <code>{n}</code> in <code>{p}</code> (replace its <code>raise NotImplementedError</code>),"
+        f"Write <code>{n}</code> in {where} (the link opens it in the editor; replace its "
+        "<code>raise NotImplementedError</code>),"
         " then restart the kernel and run this cell again.<br>"
         f'Grade it: <code>minikernel.grade("{e}")</code> here, or '
         f"<code>python -m minikernel grade {e}</code> in a terminal.<br>"
         f"Stuck? <code>MINIKERNEL_SOLUTIONS={e} make lab</code> runs the reference instead.</div>")
+
+
+def show_todo(exercise: str | BaseException) -> None:
+    """Show the box of an exercise (its ID, or a stub's error) in the cell's output,
+    where a cell catches the stub's error itself; plain text outside IPython."""
+    exercise_id = exercise if isinstance(exercise, str) else stub_id_in(exercise)
+    if exercise_id is None:
+        raise ValueError(f"{exercise!r} names no exercise; pass an ID like '1.2' or a stub's NotImplementedError")
+    display(TodoBox(exercise_id))
 
 
 def waits_text(name: str, exercise_id: str) -> str:
