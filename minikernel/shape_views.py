@@ -1,6 +1,7 @@
 """Views with no chapter 01 exercise: the CPU/CUDA backend kernels of ``aten::select.int``,
 ``aten::slice.Tensor``, ``aten::squeeze`` (``.dim``, ``.dims``), ``aten::unsqueeze``,
-``aten::diagonal``, ``aten::unbind.int``, ``aten::split.Tensor`` and ``aten::split_with_sizes``.
+``aten::diagonal``, ``aten::unbind.int``, ``aten::split.Tensor``, ``aten::split_with_sizes`` and
+``aten::unfold``.
 
 Each header is numpy's view of the input's header (``view_ops.numpy_header``: no data
 is read, so any device works), after torch's checks with torch's messages
@@ -113,3 +114,24 @@ def split_with_sizes(x: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tup
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = R.wrap_dim(dim, x.ndim)
     return _pieces(x, dim, R.split_sizes(x.shape[dim], list(split_sizes), dim))
+
+
+def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Every window of ``size`` elements along ``dimension``, ``step`` apart, as a new last dim
+    (``torch.Tensor.unfold``): windows that overlap share memory, so the result names an element
+    several times."""
+    dim = R.wrap_dim(dimension, x.ndim)
+    length = x.shape[dim] if x.ndim else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if x.ndim == 0:
+        return x._with((size,), (1,))
+    stride = x.stride()[dim]
+    shape = x.shape[:dim] + ((length - size) // step + 1,) + x.shape[dim + 1:] + (size,)
+    strides = x.stride()[:dim] + (stride * step,) + x.stride()[dim + 1:] + (stride,)
+    return x._with(shape, strides)
+

@@ -303,6 +303,10 @@ class Tensor(AutogradMixin, OperatorsMixin):
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> "Tensor":
         return route("diagonal", self, offset, dim1, dim2)
 
+    def unfold(self, dimension: int, size: int, step: int) -> "Tensor":
+        """Every window of ``size`` elements along ``dimension``, ``step`` apart, as a new last dim (a view)."""
+        return route("unfold", self, dimension, size, step)
+
     def unbind(self, dim: int = 0) -> tuple:
         return route("unbind.int", self, dim)
 

@@ -113,6 +113,7 @@ SHAPE_OPS = {
     "split.Tensor": ("split.Tensor(Tensor self, int split_size, int dim=0) -> Tensor[]", "split"),
     "split_with_sizes": ("split_with_sizes(Tensor self, int[] split_sizes, int dim=0) -> Tensor[]",
                          "split_with_sizes"),
+    "unfold": ("unfold(Tensor self, int dimension, int size, int step) -> Tensor", "unfold"),
 }
 #: Writes into ``self`` (``minikernel.write_ops``): the version bump at ADInplaceOrView, recorded by
 #: ``autograd/inplace.py`` (``index_put_``, a boolean mask, only ever runs unrecorded: ``Tensor.__setitem__``

@@ -70,6 +70,7 @@ from .shape_ops import (  # noqa: F401
     squeeze_dim,
     squeeze_dims,
     unbind,
+    unfold,
     unsqueeze,
 )
 from .values import ones, ones_like, zeros, zeros_like  # noqa: F401

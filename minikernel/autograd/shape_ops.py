@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import numpy as np
+
+from ..kernels.layout import has_internal_overlap
 from ..tensor import Tensor
 from . import values as V
 from .function import Function
@@ -43,7 +46,13 @@ class ViewScatter(Function):
     def forward(ctx, grad: Tensor, shape: tuple, view: ViewFn) -> Tensor:
         ctx.view = view
         out = V.zeros(shape, dtype=grad.dtype)
-        V.compute("copy_", view(out), grad)
+        window = view(out)
+        if has_internal_overlap(window.shape, window.stride()):  # unfold's windows overlap: add every share
+            positions = window.storage_offset() + sum(
+                np.indices(window.shape, dtype=np.int64)[d] * st for d, st in enumerate(window.stride()))
+            np.add.at(V.array(out).reshape(-1), np.asarray(positions).reshape(-1), V.array(grad).reshape(-1))
+        else:
+            V.compute("copy_", window, grad)
         return out
 
     @staticmethod
@@ -122,6 +131,10 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
 
 def alias(x: Tensor) -> Tensor:
     return _op("alias", "AliasBackward0", x)
+
+
+def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    return _op("unfold", "UnfoldBackward0", x, dimension, size, step)
 
 
 def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:

@@ -160,6 +160,8 @@ OPS = [
     Op("narrow", lambda L, a: a.narrow(0, 0, 1), one(shapes=[(1,), (3,), (2, 3)]), view=True),
     Op("select", lambda L, a: a.select(-1, 0), one(shapes=[(1,), (3,), (2, 3)]), view=True),
     Op("diagonal", lambda L, a: a.diagonal(), one(shapes=[(2, 3), (3, 1), (0, 3), (2, 1, 3)]), view=True),
+    Op("unfold", lambda L, a: [a.unfold(0, 1, 1), a.unfold(-1, 2, 1), a.unfold(0, 2, 2)],
+       one(shapes=[(), (1,), (3,), (2, 3), (0, 3)])),
     Op("unbind", lambda L, a: a.unbind(0), one(shapes=[(1,), (3,), (2, 3)])),
     Op("split", lambda L, a: a.split(1), one(shapes=[(1,), (3,), (2, 3)])),
     Op("chunk", lambda L, a: a.chunk(2), one(shapes=[(1,), (3,), (2, 3)])),
