@@ -13,9 +13,14 @@ In the edition ``solutions/__init__.py`` records ``KEPT``, the IDs whose
 references it ships; asking ``MINIKERNEL_SOLUTIONS`` for any other one fails with
 a message saying the references are not part of this edition.
 
+``--github-classroom`` adds GitHub Classroom's autograding workflow
+(``.github/workflows/classroom.yml``, see ``classroom``): one graded test per
+exercise, worth its points from ``--weights`` (the gradebook's weights file).
+
 Example::
 
     python -m minikernel release ../course-2026 --keep '2.3'
+    python -m minikernel release ../course-2026 --github-classroom --weights weights.json
 """
 from __future__ import annotations
 
@@ -26,7 +31,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import exercise as ex
+from . import classroom, exercise as ex
+from .weights import load_weights
 
 ROOT = Path(__file__).resolve().parents[2]
 TEACHER_TESTS = "teacher_tests"
@@ -153,9 +159,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="folder to write the edition into (new or empty)")
     parser.add_argument("--keep", default="", help="references to ship anyway, e.g. '1.*,2.3' (default: none)")
     parser.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    parser.add_argument("--github-classroom", action="store_true",
+                        help="add GitHub Classroom's autograding workflow (one test per exercise)")
+    parser.add_argument("--weights", type=Path,
+                        help='with --github-classroom: JSON file of points per ID or glob, e.g. {"2.*": 2}')
     args = parser.parse_args(argv)
+    if args.weights and not args.github_classroom:
+        print("error: --weights sets the points of --github-classroom's tests; add --github-classroom",
+              file=sys.stderr)
+        return 2
     try:
+        if args.github_classroom:
+            graded = ex.select(None)
+            weights = load_weights(args.weights, graded)
+            classroom.workflow(graded, weights, kept_ids(args.keep))  # stops before anything is written
         ids = release(args.out, args.keep, force=args.force)
+        if args.github_classroom:
+            written = classroom.write_workflow(args.out, graded, weights, ids)
+            tests = [i for i in graded if i not in ids]
+            print(f"GitHub Classroom autograding: {written} ({len(tests)} exercises, "
+                  f"{sum(weights[i] for i in tests):g} points)")
     except (ValueError, FileExistsError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

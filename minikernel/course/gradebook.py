@@ -60,6 +60,7 @@ from . import edition, exercise as ex
 from .gradebook_report import safe_filename, write_csv, write_feedback, write_html
 from .gradescope import VISIBILITIES, write_results
 from .submissions import Submission, SubmissionError, discover, learner_files, overlay, unpack
+from .weights import load_weights
 
 DEFAULT_TIMEOUT_S = 60  # per exercise, passed on to the grader
 DEFAULT_SUBMISSION_TIMEOUT_S = 1800
@@ -77,28 +78,6 @@ class Result:
     notes: list[str] = field(default_factory=list)
     resumed: bool = False  #: taken over from an earlier run's stored result
     crashed: bool = False  #: the gradebook itself failed on this submission
-
-
-def load_weights(path: Path | None, ids: list[str]) -> dict[str, float]:
-    """Points per exercise: 1 each, unless a JSON file maps IDs or globs to points.
-
-    ``{"2.*": 2, "2.9": 5}``: an exact ID wins over a glob; among globs, the later one.
-    """
-    points = {i: 1.0 for i in ids}
-    if path is None:
-        return points
-    try:
-        table = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise ValueError(f"the weights file {path} cannot be read: {err}") from None
-    if not isinstance(table, dict) or not all(isinstance(v, (int, float)) for v in table.values()):
-        raise ValueError(f"the weights file {path} must map exercise IDs or globs to numbers, e.g. {{\"2.*\": 2}}")
-    for pattern, value in sorted(table.items(), key=lambda kv: "*" not in kv[0]):
-        hits = ex.select([pattern], where=f"a key of the weights file {path}")  # ValueError naming the known IDs
-        for i in hits:
-            if i in points:
-                points[i] = float(value)
-    return points
 
 
 def _network_wrapper() -> tuple[list[str], str]:
