@@ -6,6 +6,7 @@
 * ``lr_scheduler``  ``LambdaLR`` (exercise 8.4), ``StepLR``, ``MultiStepLR``, ``ExponentialLR``,
                     ``CosineAnnealingLR``
 * ``plateau``       ``ReduceLROnPlateau`` (stepped with a metric)
+* ``lr_combinators`` ``ConstantLR``, ``LinearLR`` (warm-up), ``SequentialLR``, ``ChainedScheduler``
 * ``grad_view``     ``TorchGradView``, ``scale_loss``: a GradScaler driving these optimizers
 
 Gradient clipping is ``minikernel.clip_grad`` (exercise 8.5). Every update computes
@@ -15,6 +16,7 @@ chapter 02's kernels are finished.
 from . import lr_scheduler
 from .adam import Adam, AdamW
 from .grad_view import TorchGradView, scale_loss
+from .lr_combinators import ChainedScheduler, ConstantLR, LinearLR, SequentialLR
 from .lr_scheduler import CosineAnnealingLR, ExponentialLR, LambdaLR, LRScheduler, MultiStepLR, StepLR
 from .optimizer import Optimizer, required
 from .plateau import ReduceLROnPlateau
@@ -22,4 +24,4 @@ from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler", "required", "TorchGradView", "scale_loss",
            "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
-           "ReduceLROnPlateau"]
+           "ReduceLROnPlateau", "ConstantLR", "LinearLR", "SequentialLR", "ChainedScheduler"]

@@ -136,6 +136,15 @@ class LRScheduler:
         wrapper._wrapped_by_lr_sched = True
         opt.step = wrapper
 
+    def _initial_step(self) -> None:
+        """Step to epoch 0 again (``SequentialLR`` restarts its first scheduler this way, as torch does)."""
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
+
     def get_lr(self) -> list[float]:
         """The lrs of epoch ``last_epoch`` (called by ``step()``; use ``get_last_lr()`` to read them)."""
         raise NotImplementedError(f"{type(self).__name__} must define get_lr()")
