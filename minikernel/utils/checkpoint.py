@@ -73,6 +73,16 @@ def checkpoint_backward(ctx: Any, *grad_outputs: torch.Tensor) -> tuple:
     raise NotImplementedError("exercise 10.1 (checkpoint_backward) is not implemented yet")
 
 
+_GRAD_REFUSED = ("When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or passing an "
+                 "`inputs` parameter to .backward(). To resolve this error, you can either set use_reentrant=False, "
+                 "or call .backward() without passing the `inputs` argument.")
+_PASS_USE_REENTRANT = (
+    "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in PyTorch 2.9, "
+    "calling checkpoint without use_reentrant will raise an exception. use_reentrant=False is recommended, but if "
+    "you need to preserve the current default behavior, you can pass use_reentrant=True. Refer to docs for more "
+    "details on the differences between the two variants.")
+
+
 class CheckpointFunction(torch.autograd.Function):
     """``apply(run_function, preserve_rng_state, *args)``: ``run_function(*args)``, recomputed in backward."""
 
@@ -82,6 +92,8 @@ class CheckpointFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        if not torch.autograd._is_checkpoint_valid():  # autograd.grad or backward(inputs=...): torch refuses
+            raise RuntimeError(_GRAD_REFUSED)
         return checkpoint_backward(ctx, *grad_outputs)
 
 
@@ -97,6 +109,8 @@ def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None
         ValueError: ``use_reentrant=False`` — this is the reentrant mechanism; use
             ``torch.utils.checkpoint.checkpoint(..., use_reentrant=False)`` for the other.
     """
+    if use_reentrant is None:
+        warnings.warn(_PASS_USE_REENTRANT, stacklevel=2)  # torch's words (and its default, True)
     if use_reentrant is False:
         raise ValueError("minikernel's checkpoint is the recomputing Function (use_reentrant=True); for the "
                          "saved-tensor-hooks variant call torch.utils.checkpoint.checkpoint(..., use_reentrant=False)")
