@@ -38,7 +38,7 @@
 #
 # **How each exercise goes.** PyTorch first, then your function on the same input,
 # then a check printed beside PyTorch's answer. Until you write a function, its cells
-# print `Exercise 9.k (...) is not written yet` and the rest of the notebook still runs.
+# show the box "Exercise 9.k (...) is not written yet" and the rest of the notebook still runs.
 #
 # **Stuck?** The references are under `solutions/dispatch/` and `solutions/library.py`.
 # Set `MINIKERNEL_SOLUTIONS` before starting JupyterLab (`MINIKERNEL_SOLUTIONS=9.2 make
@@ -74,8 +74,8 @@ print(torch.__version__, "| minikernel from", mk.__name__)
 
 
 def todo(err: NotImplementedError) -> None:
-    """Print the box of the exercise a stub's error names."""
-    print(notebook_display.todo_text(notebook_display.stub_id_in(err)))
+    """Show the box of the exercise a stub's error names."""
+    notebook_display.show_todo(err)
 
 
 # %% [markdown]

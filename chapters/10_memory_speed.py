@@ -322,7 +322,7 @@ try:
     print("generator state after backward as without checkpointing:", torch.equal(rng_yours, rng_plain))
 except NotImplementedError as err:
     print(finish_message(err, "to checkpoint the network"))
-    print(notebook_display.todo_text(notebook_display.stub_id_in(err)))
+    notebook_display.show_todo(err)
 
 # %% [markdown]
 # ### Peak memory against the number of segments: the O(√N) claim
@@ -347,12 +347,12 @@ for k in segment_counts:
         except NotImplementedError as err:
             peaks[name].append(None)
             todo = finish_message(err, "to measure your checkpoint")
-            todo_box_text = notebook_display.todo_text(notebook_display.stub_id_in(err))
+            todo_id = notebook_display.stub_id_in(err)
 print("segments:             ", segment_counts)
 print("peak, torch (tensors):", peaks["torch"])
 if None in peaks["yours"]:
     print(todo)
-    print(todo_box_text)
+    notebook_display.show_todo(todo_id)
 else:
     print("peak, yours (tensors):", peaks["yours"], "| equal to torch's:", peaks["yours"] == peaks["torch"])
 print("fewest at k =", segment_counts[peaks["torch"].index(min(peaks["torch"]))], "; √16 =", 16 ** 0.5)
@@ -471,7 +471,7 @@ try:
     print("the error's message starts:", answers[1][1].exc_msg.strip().splitlines()[-1])
 except NotImplementedError as err:
     print(finish_message(err, "to run the worker's loop"))
-    print(notebook_display.todo_text(notebook_display.stub_id_in(err)))
+    notebook_display.show_todo(err)
 
 # %% [markdown]
 # ## Exercise 10.3 — next_in_order
@@ -490,7 +490,7 @@ try:
         print(f"wanted {want}: got {got!r}; waiting in reorder: {sorted(reorder)}")
 except NotImplementedError as err:
     print(finish_message(err, "to deliver batches in order"))
-    print(notebook_display.todo_text(notebook_display.stub_id_in(err)))
+    notebook_display.show_todo(err)
 
 # %% [markdown]
 # With both, your loader gives torch's batches, shuffled with the same generator, and
@@ -514,7 +514,7 @@ try:
             print(f"{loader_class.__module__.split('.')[0]:10} ValueError: {lines[0]} ... {lines[-1]}")
 except NotImplementedError as err:
     print(finish_message(err, "to load with worker processes"))
-    print(notebook_display.todo_text(notebook_display.stub_id_in(err)))
+    notebook_display.show_todo(err)
 
 # %% [markdown]
 # ### Throughput against `num_workers`
@@ -879,7 +879,7 @@ try:
           "of", x_test.numel(), "values")
 except NotImplementedError as err:
     print(finish_message(err, "to quantize per tensor"))
-    print(notebook_display.todo_text(notebook_display.stub_id_in(err)))
+    notebook_display.show_todo(err)
 
 # %% [markdown]
 # ## Exercise 10.5 — quantize_per_channel, dequantize_per_channel
@@ -914,7 +914,7 @@ try:
                                                          .int_repr()))
 except NotImplementedError as err:
     print(finish_message(err, "to quantize per channel"))
-    print(notebook_display.todo_text(notebook_display.stub_id_in(err)))
+    notebook_display.show_todo(err)
 
 # %% [markdown]
 # ### Dynamic quantization of a Linear, on the CPU
@@ -1073,7 +1073,7 @@ try:
                                                                            atol=1e-6))
 except NotImplementedError as err:
     print(finish_message(err, "to fold BatchNorm"))
-    print(notebook_display.todo_text(notebook_display.stub_id_in(err)))
+    notebook_display.show_todo(err)
 
 # %% [markdown]
 # ### Merging parallel branches (RepVGG)

@@ -1,8 +1,9 @@
-"""``python -m minikernel lab`` as a learner starts it: a tidy file browser, no news
-prompt, and the dashboard server on the port asked for.
+"""``python -m minikernel lab`` as a learner starts it: the course folder served
+(chapters and the files to write), the printed URL opening chapter 01, a tidy file
+browser, no news prompt, and the dashboard server on the port asked for, with each
+chapter's dashboard page printed.
 
-It runs the real launcher on the repository's ``chapters/`` (nothing is executed
-or saved there), with Jupyter's runtime, config, data and settings directories in
+It runs the real launcher on the repository (nothing is executed or saved there), with Jupyter's runtime, config, data and settings directories in
 a temporary directory. A screenshot of the lab goes to ``tests/browser/artifacts/``.
 """
 from __future__ import annotations
@@ -42,7 +43,8 @@ def course_lab(tmp_path_factory):
             start_new_session=True)
     try:
         deadline = time.monotonic() + 90
-        while not (found := re.search(r"(http://\S+/lab\?token=(\w+))", log.read_text(errors="replace"))):
+        while not (found := re.search(r"(http://\S+/)lab/tree/chapters/01_strides\.ipynb\?token=(\w+)",
+                                      log.read_text(errors="replace"))):
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"the lab did not start:\n{log.read_text(errors='replace')[-3000:]}")
             time.sleep(0.3)
@@ -62,33 +64,44 @@ def _get(url: str, token: str):
         return response.read().decode()
 
 
-def test_the_dashboard_runs_on_the_port_asked_for(course_lab):
+def test_the_dashboard_runs_on_the_port_asked_for_and_its_chapter_pages_are_printed(course_lab):
     _url, _token, dashboard_port, log = course_lab
     assert dashboard_server.is_visdom(f"http://127.0.0.1:{dashboard_port}")
-    assert f"visdom is serving the dashboards at http://127.0.0.1:{dashboard_port}" in log.read_text()
+    printed = log.read_text()
+    assert f"visdom is serving the dashboards at http://127.0.0.1:{dashboard_port}" in printed
+    assert f"chapter 04 (hooks): http://127.0.0.1:{dashboard_port}/env/ch04" in printed, printed[-3000:]
 
 
 def test_the_file_browser_lists_notebooks_not_their_sources(course_lab):
-    url, token, _port, _log = course_lab
-    listing = json.loads(_get(url.split("/lab?")[0] + "/api/contents/", token))
+    base, token, _port, _log = course_lab
+    listing = json.loads(_get(base + "api/contents/chapters", token))
     names = {item["name"] for item in listing["content"]}
     assert "01_strides.ipynb" in names
     assert not [n for n in names if re.fullmatch(r"\d\d_\w+\.py", n)], sorted(names)
 
 
+def test_the_files_to_write_are_in_the_lab(course_lab):
+    """The lab's root is the course: the exercise box's link to minikernel/strides.py opens."""
+    base, token, _port, _log = course_lab
+    root = {item["name"] for item in json.loads(_get(base + "api/contents/", token))["content"]}
+    assert {"chapters", "minikernel"} <= root, sorted(root)
+    # what JupyterLab's editor asks for (jupytext would offer the .py as a notebook otherwise)
+    stub = json.loads(_get(base + "api/contents/minikernel/strides.py?type=file&format=text", token))  # 200 or raises
+    assert stub["type"] == "file" and "def index_to_position(" in stub["content"]
+
+
 def test_no_news_prompt(course_lab, browser):
     require_chromium(browser)
     ARTIFACTS.mkdir(exist_ok=True)
-    url, token, _port, _log = course_lab
-    settings = json.loads(_get(url.split("/lab?")[0] + "/lab/api/settings/@jupyterlab/apputils-extension:notification",
-                               token))
+    base, token, _port, _log = course_lab
+    settings = json.loads(_get(base + "lab/api/settings/@jupyterlab/apputils-extension:notification", token))
     # overrides.json becomes the schema's defaults
     assert settings["schema"]["properties"]["fetchNews"]["default"] == "false"
     assert settings["schema"]["properties"]["checkForUpdates"]["default"] is False
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     try:
-        page.goto(url, timeout=60_000)
+        page.goto(f"{base}lab/tree/chapters/01_strides.ipynb?token={token}", timeout=60_000)
         page.wait_for_selector(".jp-DirListing-item", timeout=60_000)
         page.wait_for_timeout(3000)  # the news prompt, when on, shows up a moment after start
         page.screenshot(path=ARTIFACTS / "course-lab.png")
