@@ -228,12 +228,42 @@ def to_dot(graph: GraphInfo, active: Optional[str] = None, done: Iterable[str] =
     return "\n".join(lines)
 
 
-def run_dot(source: str, fmt: str = "svg") -> str:
-    """``dot -T{fmt}`` on ``source``; RuntimeError naming the fix if graphviz is missing or fails."""
+#: The one line a picture cell shows instead of its drawing when graphviz is missing.
+DOT_MISSING = ("graphviz's `dot` is not on PATH, so this picture is not drawn: install graphviz "
+               "(`sudo apt-get install graphviz`, `brew install graphviz` or `conda install graphviz`; "
+               "or `python3 tools/bootstrap.py --system`) and run the cell again")
+
+
+class GraphvizMissing(RuntimeError):
+    """graphviz's ``dot`` is not on PATH (the message says how to install it)."""
+
+
+def dot_executable() -> str:
+    """The path of graphviz's ``dot``; GraphvizMissing saying how to install it if there is none."""
     exe = shutil.which("dot")
     if exe is None:
-        raise RuntimeError("graphviz's `dot` is not on PATH: install graphviz (`apt-get install graphviz`, "
-                           "or `python3 tools/bootstrap.py --system`)")
+        raise GraphvizMissing(DOT_MISSING)
+    return exe
+
+
+def missing_graphviz_errors() -> tuple[type[BaseException], ...]:
+    """The errors that mean "no ``dot``": ours, and the graphviz package's ExecutableNotFound (hiddenlayer)."""
+    try:
+        from graphviz import ExecutableNotFound
+    except ImportError:  # the package is optional (hiddenlayer_compat lends a Digraph without it)
+        return (GraphvizMissing,)
+    return (GraphvizMissing, ExecutableNotFound)
+
+
+def note_html(text: str = DOT_MISSING) -> str:
+    """``text`` as the one-line note a picture cell shows in place of its drawing."""
+    return (f'<div class="mk-no-graphviz" style="font:13px sans-serif;padding:4px 8px;'
+            f'border-left:3px solid #f0ad4e;background:#fff8e6">{html.escape(text)}</div>')
+
+
+def run_dot(source: str, fmt: str = "svg") -> str:
+    """``dot -T{fmt}`` on ``source``; GraphvizMissing if graphviz is missing, RuntimeError if dot fails."""
+    exe = dot_executable()
     done = subprocess.run([exe, f"-T{fmt}"], input=source, capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         raise RuntimeError(f"dot failed (exit {done.returncode}): {done.stderr.strip()}")

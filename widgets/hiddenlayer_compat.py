@@ -186,9 +186,19 @@ def make_dot_svg(out, params: Optional[dict] = None) -> str:
 
 
 def autograd_compare_html(out, params: Optional[dict] = None) -> str:
-    """torchviz's drawing of ``out``'s autograd graph beside ``widgets.graph_svg``'s, as one HTML block."""
-    from .graph_render import graph_svg
+    """torchviz's drawing of ``out``'s autograd graph beside ``widgets.graph_svg``'s, as one HTML block.
 
+    Without graphviz's ``dot``: a one-line note saying how to install it.
+    """
+    from .graph_render import graph_svg, missing_graphviz_errors, note_html
+
+    try:
+        return _autograd_compare_html(out, params, graph_svg)
+    except missing_graphviz_errors():
+        return note_html()
+
+
+def _autograd_compare_html(out, params: Optional[dict], graph_svg) -> str:
     pane = '<div data-view="{}" style="margin-right:1em"><div style="font:bold 13px sans-serif">{}</div>{}</div>'
     return (f'<div class="mk-autograd-compare" style="display:flex;align-items:flex-start;overflow:auto">'
             f'{pane.format("torchviz", "torchviz make_dot", make_dot_svg(out, params))}'
@@ -201,10 +211,18 @@ def compare_html(model: nn.Module, args, transforms="default") -> str:
     The right side is torchviz's ``make_dot`` when torchviz is installed, else
     ``graph_svg`` (the same backward graph, drawn by this package) with a note
     saying so. Returns ``<div class="mk-hl-compare">`` holding two
-    ``<div data-view="hiddenlayer|torchviz|graph_svg">`` panes.
+    ``<div data-view="hiddenlayer|torchviz|graph_svg">`` panes. Without graphviz's
+    ``dot``: a one-line note saying how to install it.
     """
-    from .graph_render import graph_svg
+    from .graph_render import graph_svg, missing_graphviz_errors, note_html
 
+    try:
+        return _compare_html(model, args, transforms, graph_svg)
+    except missing_graphviz_errors():
+        return note_html()
+
+
+def _compare_html(model: nn.Module, args, transforms, graph_svg) -> str:
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     left = hl_svg(build_graph(model, args, transforms=transforms))
     out = model(*args)

@@ -14,13 +14,12 @@ trust: each shows the next MIME type it can, and the stock ones are reprs
 """
 from __future__ import annotations
 
-import shutil
 import subprocess
 from typing import Any
 
 import ipywidgets as W
 
-from .graph_render import describe, render_svg, to_dot
+from .graph_render import GraphvizMissing, describe, dot_executable, note_html, render_svg, to_dot
 
 #: MIME types every viewer draws without trusting the notebook.
 SAFE_RICH = ("image/png", "image/jpeg", "text/html", "text/markdown")
@@ -72,11 +71,19 @@ class Picture:
         return data
 
 
+class Note:
+    """A one-line note shown where a picture would be (graphviz missing), as HTML and text."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        return {"text/html": note_html(self.text), "text/plain": self.text}
+
+
 def dot_png(source: str) -> bytes:
-    """``dot -Tpng`` on ``source`` (graphviz); RuntimeError naming the fix if it fails."""
-    exe = shutil.which("dot")
-    if exe is None:
-        raise RuntimeError("graphviz's `dot` is not on PATH: install graphviz (`apt-get install graphviz`)")
+    """``dot -Tpng`` on ``source`` (graphviz); GraphvizMissing or RuntimeError naming the fix if it fails."""
+    exe = dot_executable()
     done = subprocess.run([exe, "-Tpng", "-Gdpi=96"], input=source.encode(), capture_output=True,
                           timeout=60, check=False)
     if done.returncode != 0:
@@ -84,11 +91,17 @@ def dot_png(source: str) -> bytes:
     return done.stdout
 
 
-def graph_picture(root: Any, params: Any = None, title: str = "") -> Picture:
-    """The backward graph behind ``root`` (see ``graph_svg``) as SVG and PNG."""
+def graph_picture(root: Any, params: Any = None, title: str = "") -> Picture | Note:
+    """The backward graph behind ``root`` (see ``graph_svg``) as SVG and PNG.
+
+    Without graphviz, a :class:`Note` saying how to install it, and which nodes the graph has.
+    """
     graph = describe(root, params)
-    svg = render_svg(graph, None, set(), title, "g")
-    png = dot_png(to_dot(graph, None, set(), title, "g"))
     names = [n.name for n in graph.nodes]
     text = f"[autograd graph, {len(names)} nodes: {', '.join(names)}]"
+    try:
+        svg = render_svg(graph, None, set(), title, "g")
+        png = dot_png(to_dot(graph, None, set(), title, "g"))
+    except GraphvizMissing as exc:
+        return Note(f"{exc} {text}")
     return Picture(svg, png, text)
