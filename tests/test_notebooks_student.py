@@ -8,7 +8,11 @@ as a learner checks their notebook (README, "Check your notebook's outputs"), wi
   when that error is an unfinished exercise's (its stub's ``NotImplementedError``, or a
   name that "waits for exercise N.M"); no other output shows a traceback;
 * **nbval fails only the cells that need the learner's code**: every failing cell
-  names an exercise, and each of the chapter's exercises is named by one.
+  names an exercise, and each of the chapter's exercises is named by one;
+* **one notice, everywhere**: a cell that reaches an unfinished exercise shows the
+  exercise's box (``notebook_display``'s HTML panel), never the stub's error as
+  printed text, nor the box's words printed as plain text, nor the stub's error
+  without the box beside it.
 
 nbval runs cells outside IPython's history, where the course's display hook lets the
 exercise's error through so that nbval fails the cell; under JupyterLab's Run All the
@@ -39,6 +43,8 @@ NOTEBOOKS = sorted(CHAPTERS.glob("[0-9][0-9]_*.ipynb"))
 # what IPython prints for a traceback, in any of its forms
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^-+> \d|Cell In\[\d+\]", re.MULTILINE)
 EXERCISE = re.compile(r"exercise (\d+\.\d+)", re.IGNORECASE)  # the stub's error, or "waits for exercise 1.2"
+STUB_ERROR = "is not implemented yet"  # the stubs' NotImplementedError message
+BOX_WORDS = re.compile(r"is not written yet\.\n\s+Write ")  # todo_text: the box's plain-text form
 
 
 def _texts(output: dict) -> list[str]:
@@ -87,6 +93,32 @@ def problems(cells: list[dict], code_cells: int, exercises: set[str]) -> list[st
             named |= ids
     if exercises - named:
         found.append(f"no failing cell names exercise(s) {sorted(exercises - named, key=ex.id_key)}")
+    return found + notice_problems(cells)
+
+
+def _shows_box(output: dict) -> bool:
+    return "is not written yet" in output.get("data", {}).get("text/html", "")
+
+
+def notice_problems(cells: list[dict]) -> list[str]:
+    """Cells that show an unfinished exercise other than as its box (module doc)."""
+    found = []
+    for number, cell in enumerate(cells, 1):
+        boxed = any(_shows_box(o) for o in cell["outputs"])
+        for output in cell["outputs"]:
+            kind = output["output_type"]
+            if kind == "stream" and STUB_ERROR in output["text"]:
+                found.append(f"code cell {number} prints a stub's error as text instead of the exercise's box: "
+                             f"{output['text'].strip().splitlines()[-1][:120]!r}")
+            elif kind == "stream" and BOX_WORDS.search(output["text"]):
+                found.append(f"code cell {number} prints the exercise's box as plain text; show the box "
+                             "(notebook_display.show_todo)")
+            elif kind == "error" and not boxed and STUB_ERROR in output["evalue"] + "".join(output["traceback"]):
+                found.append(f"code cell {number} shows a stub's error without the exercise's box: "
+                             f"{output['ename']}: {output['evalue'][:120]}")
+            elif kind in ("display_data", "execute_result") and not _shows_box(output) and BOX_WORDS.search(
+                    output.get("data", {}).get("text/plain", "")):
+                found.append(f"code cell {number} shows the exercise's box as plain text only")
     return found
 
 
@@ -109,8 +141,20 @@ STUB = {"output_type": "error", "ename": "NotImplementedError",
         "evalue": "exercise 1.1 (contiguous_strides) is not implemented yet", "traceback": []}
 
 
+BOX = {"output_type": "display_data", "metadata": {}, "data": {
+    "text/plain": "Exercise 1.1 (contiguous_strides) is not written yet.\n  Write contiguous_strides in ...",
+    "text/html": "<div><b>Exercise 1.1 (contiguous_strides) is not written yet.</b><br>Write ...</div>"}}
+
+
 @pytest.mark.parametrize("cells, wrong", [
-    ([_cell(), _cell("failed", "NotImplementedError: exercise 1.1 ...", [STUB])], None),
+    ([_cell(), _cell("failed", "NotImplementedError: exercise 1.1 ...", [BOX, STUB])], None),
+    ([_cell(outputs=[{"output_type": "stream", "name": "stdout", "text": f"RuntimeError: {STUB['evalue']}\n"}]),
+      _cell("failed", "exercise 1.1", [BOX, STUB])], "prints a stub's error as text"),
+    ([_cell(outputs=[{"output_type": "stream", "name": "stdout", "text": BOX["data"]["text/plain"]}]),
+      _cell("failed", "exercise 1.1", [BOX, STUB])], "box as plain text;"),
+    ([_cell(outputs=[{**BOX, "data": {"text/plain": BOX["data"]["text/plain"]}}]),
+      _cell("failed", "exercise 1.1", [BOX, STUB])], "box as plain text only"),
+    ([_cell(), _cell("failed", "NotImplementedError: exercise 1.1 ...", [STUB])], "without the exercise's box"),
     ([_cell("failed", "ValueError: bad", [{**STUB, "ename": "ValueError", "evalue": "bad"}]),
       _cell("failed", "exercise 1.1", [STUB])], "no unfinished exercise's"),
     ([_cell("failed", "Cell outputs differ"), _cell("failed", "exercise 1.1", [STUB])], "without naming"),

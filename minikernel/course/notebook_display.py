@@ -150,10 +150,21 @@ def todo_html(exercise_id: str) -> str:
 
 def show_todo(exercise: str | BaseException) -> None:
     """Show the box of an exercise (its ID, or a stub's error) in the cell's output,
-    where a cell catches the stub's error itself; plain text outside IPython."""
+    where a cell catches the stub's error itself; plain text outside IPython.
+
+    In a check (a cell run outside the history, as nbval runs it) the stub's error is
+    raised instead, so that the cell shows the box and fails naming the exercise, like
+    a cell that does not catch it (module doc).
+    """
     exercise_id = exercise if isinstance(exercise, str) else stub_id_in(exercise)
     if exercise_id is None:
         raise ValueError(f"{exercise!r} names no exercise; pass an ID like '1.2' or a stub's NotImplementedError")
+    shell = get_ipython()
+    state = getattr(shell, _STATE_ATTR, None) if shell is not None else None
+    if state is not None and state.checking:
+        if isinstance(exercise, BaseException):
+            raise exercise
+        raise NotImplementedError(f"exercise {exercise_id} ({exercise_location(exercise_id)[1]}) is not implemented yet")
     display(TodoBox(exercise_id))
 
 
