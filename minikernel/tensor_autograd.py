@@ -7,6 +7,7 @@ and the engine ``autograd/engine.py``.
 from __future__ import annotations
 
 import warnings
+import weakref
 from typing import Callable, Optional
 
 from . import tensor_backends
@@ -207,7 +208,7 @@ class AutogradMixin:
         if self.is_leaf or self._retains_grad:
             return
         self._retains_grad = True
-        self.grad_fn._retains_grad[self._output_nr] = self
+        self.grad_fn._retains_grad[self._output_nr] = weakref.ref(self)  # (the node must not keep it alive)
 
     def _store_retained_grad(self, grad) -> None:
         self._grad = grad.clone() if self._grad is None else self._grad + grad

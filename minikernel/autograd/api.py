@@ -12,7 +12,7 @@ from ..course.exercise import exercise
 from ..tensor import Tensor
 from . import engine
 from .engine import run_backward  # noqa: F401 - for your exercise
-from .grad_mode import set_grad_enabled
+from .grad_mode import engine_running, set_grad_enabled
 from .graph import Edge, gradient_edge  # noqa: F401 - for your exercise
 from .values import ones
 
@@ -86,6 +86,20 @@ def backward(tensors: Tensors, grad_tensors: Optional[Tensors] = None, retain_gr
         for t, g, old in zip(inputs, found, before):
             if g is not None and not (t._retains_grad and t._grad is not old):  # retain_grad stored it already
                 engine.accumulate_grad(t, g)
+            _run_prehooks(t, g)
+
+
+def _run_prehooks(t: Tensor, grad: Optional[Tensor]) -> None:
+    """A non-leaf input of ``backward(inputs=...)``: torch runs its node's pre-hooks on the gradient it
+    captured (their result does not change ``.grad``), though the node itself does not run."""
+    node = t.grad_fn
+    if node is None or grad is None or not node._pre_hooks:
+        return
+    slots: list = [None] * getattr(node, "_num_outputs", 1)
+    slots[t._output_nr] = grad
+    with engine_running():
+        for hook in list(node._pre_hooks.values()):
+            hook(tuple(slots))
 
 
 @exercise("3.7")

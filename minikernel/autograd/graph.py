@@ -128,7 +128,7 @@ class Node:
         self._pre_hooks: dict = {}           # fn(grad_outputs) -> grad_outputs | None
         self._post_hooks: dict = {}          # fn(grad_inputs, grad_outputs) -> grad_inputs | None
         self._tensor_pre_hooks: dict = {}    # output_nr -> {id: fn(grad) -> grad | None}
-        self._retains_grad: dict = {}        # output_nr -> the non-leaf tensor that called retain_grad()
+        self._retains_grad: dict = {}        # output_nr -> weakref to the non-leaf tensor that called retain_grad()
         self._num_outputs = 1
 
     def name(self) -> str:
@@ -174,8 +174,9 @@ class Node:
                     new = hook(grads[nr])
                     if new is not None:
                         grads[nr] = new
-        for nr, tensor in self._retains_grad.items():
-            if grads[nr] is not None:
+        for nr, ref in self._retains_grad.items():
+            tensor = ref()
+            if grads[nr] is not None and tensor is not None:
                 tensor._store_retained_grad(grads[nr])
         return tuple(grads)
 

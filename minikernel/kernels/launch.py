@@ -106,7 +106,7 @@ def _unfinished(k: Kernel) -> NotImplementedError | None:
     try:
         raise_if_unfinished(k.function)
     except NotImplementedError as err:
-        return err
+        return err.with_traceback(None)  # (its frames would keep the caller's tensors alive)
     return None
 
 

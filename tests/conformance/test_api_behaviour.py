@@ -1,0 +1,132 @@
+"""Library behaviour outside the operator table, each case run through torch and minikernel:
+custom ops (no formula, aliasing, schemas), ``mark_dirty`` on a view, hooks around
+``backward(inputs=...)``, ``retain_grad`` lifetimes, grad-mode decorators."""
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+import torch
+
+import minikernel as mk
+from minikernel import library
+
+
+def test_retain_grad_does_not_keep_the_tensor_alive():
+    for lib in (torch, mk):
+        x = lib.ones(3, requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        alive = weakref.ref(y)
+        z = y.sum()
+        del y
+        assert alive() is None, f"{lib.__name__}: the graph keeps a retain_grad tensor alive"
+        del z
+        gc.collect()
+
+
+@pytest.mark.exercise("3.3")
+def test_backward_with_inputs_runs_the_non_leafs_node_prehooks_like_torch():
+    results = []
+    for lib in (torch, mk):
+        x = lib.ones(3, requires_grad=True)
+        y = x * 2
+        z = (y * 3).sum()
+        seen = []
+        y.register_hook(lambda g, seen=seen: seen.append("tensor hook") or g * 10)
+        y.grad_fn.register_prehook(lambda gs, seen=seen: seen.append(f"node prehook {gs[0].tolist()}") or (gs[0] * 100,))
+        z.backward(inputs=[y])
+        results.append((seen, y.grad.tolist(), x.grad))
+    assert results[1] == results[0]
+
+
+@pytest.mark.parametrize("lib", [torch, mk], ids=["torch", "minikernel"])
+def test_no_grad_and_enable_grad_decorate_bare(lib):
+    @lib.no_grad
+    def off():
+        return lib.is_grad_enabled()
+
+    @lib.enable_grad
+    def on():
+        return lib.is_grad_enabled()
+
+    with lib.no_grad():
+        assert on() is True
+    assert off() is False
+    with lib.inference_mode():
+        assert lib.is_grad_enabled() is False and lib.is_inference_mode_enabled() is True
+    assert lib.is_inference_mode_enabled() is False
+
+
+def _sin_kernel(x):
+    return mk.tensor(np.sin(x.to_numpy()))
+
+
+@pytest.mark.exercise("3.3")
+def test_a_custom_op_without_a_formula_refuses_backward_like_torch():
+    @torch.library.custom_op("conformance::theirs_nograd", mutates_args=())
+    def theirs(x: torch.Tensor) -> torch.Tensor:
+        return x.sin()
+
+    mine = library.custom_op("conformance::mine_nograd", _sin_kernel, schema="(Tensor x) -> Tensor")
+    messages = []
+    for op, lib in ((theirs, torch), (mine, mk)):
+        y = op(lib.ones(3, requires_grad=True))
+        assert y.requires_grad
+        try:
+            (y * 2).sum().backward()
+        except NotImplementedError:
+            raise  # student mode: the engine is exercise 3.3
+        except RuntimeError as err:
+            messages.append(str(err).replace("theirs_nograd", "OP").replace("mine_nograd", "OP"))
+        else:
+            pytest.fail(f"{lib.__name__}: backward through an op with no formula did not raise")
+    assert "no autograd formula was registered" in messages[0]
+    assert messages[1] == messages[0]
+
+
+@pytest.mark.parametrize("body", ["x", "view"])
+def test_a_custom_op_returning_its_input_is_refused_like_torch(body):
+    def theirs_fn(x: torch.Tensor) -> torch.Tensor:
+        return x if body == "x" else x.view(-1)
+
+    theirs = torch.library.custom_op(f"conformance::theirs_alias_{body}", theirs_fn, mutates_args=())
+    mine = library.custom_op(f"conformance::mine_alias_{body}", lambda x: x if body == "x" else x.view(-1),
+                             schema="(Tensor x) -> Tensor")
+    for op, lib in ((theirs, torch), (mine, mk)):
+        with pytest.raises(RuntimeError, match="may not alias any inputs"):
+            op(lib.ones(2))
+
+
+def test_a_schema_that_names_the_op_again_is_refused():
+    with pytest.raises(ValueError, match="give the arguments only"):
+        library.custom_op("conformance::named", _sin_kernel, schema="other(Tensor x) -> Tensor")
+
+
+@pytest.mark.exercise("3.3")
+def test_mark_dirty_on_a_view_rewrites_the_bases_history_like_torch():
+    def double(lib):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.mul_(2)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        return Double
+
+    results = []
+    for lib in (torch, mk):
+        a = lib.ones(3, requires_grad=True)
+        b = a * 1
+        v = b[:2]
+        out = double(lib).apply(v)
+        names = (out.grad_fn.name(), b.grad_fn.name().removeprefix("torch::autograd::"))
+        b.sum().backward()
+        results.append((out is v, names, a.grad.tolist()))
+    assert results[1] == results[0]
