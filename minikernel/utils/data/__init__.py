@@ -9,6 +9,6 @@
 Map-style datasets only; batches are built with torch's samplers and ``default_collate``.
 """
 from .dataloader import DataLoader, next_in_order
-from .worker import ExceptionWrapper, worker_loop
+from .worker import ExceptionWrapper, get_worker_info, worker_loop
 
-__all__ = ["DataLoader", "ExceptionWrapper", "next_in_order", "worker_loop"]
+__all__ = ["DataLoader", "ExceptionWrapper", "get_worker_info", "next_in_order", "worker_loop"]

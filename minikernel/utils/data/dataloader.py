@@ -38,6 +38,7 @@ from torch.utils.data import (
     RandomSampler,
     SequentialSampler,
     default_collate,
+    default_convert,
 )
 
 from minikernel.course.exercise import exercise
@@ -73,10 +74,12 @@ class DataLoader:
     seed or ``generator`` it yields the same batches, in the same order, as torch's.
     """
 
-    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False, num_workers: int = 0,
-                 collate_fn: Callable | None = None, pin_memory: bool = False, drop_last: bool = False,
-                 timeout: float = 0, multiprocessing_context: Any = None, generator: torch.Generator | None = None,
-                 *, prefetch_factor: int | None = None, persistent_workers: bool = False) -> None:
+    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = None, sampler: Any = None,
+                 batch_sampler: Any = None, num_workers: int = 0, collate_fn: Callable | None = None,
+                 pin_memory: bool = False, drop_last: bool = False, timeout: float = 0,
+                 worker_init_fn: Callable[[int], None] | None = None, multiprocessing_context: Any = None,
+                 generator: torch.Generator | None = None, *, prefetch_factor: int | None = None,
+                 persistent_workers: bool = False) -> None:
         if isinstance(dataset, IterableDataset):
             raise TypeError("minikernel's DataLoader takes map-style datasets (__len__ and __getitem__); "
                             "use torch.utils.data.DataLoader for an IterableDataset")
@@ -93,23 +96,34 @@ class DataLoader:
             raise ValueError("prefetch_factor option should be non-negative")
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
-        if batch_size is None:
-            raise ValueError("minikernel's DataLoader always batches: give batch_size >= 1")
+        sampler, batch_sampler = _samplers(dataset, batch_size, shuffle, sampler, batch_sampler, drop_last, generator)
         self.dataset = dataset
-        self.batch_size = batch_size
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
         self.persistent_workers = persistent_workers
         self.pin_memory = pin_memory
         self.timeout = timeout
-        self.drop_last = drop_last
+        self.worker_init_fn = worker_init_fn
         self.generator = generator
-        self.collate_fn = default_collate if collate_fn is None else collate_fn
-        self.multiprocessing_context = multiprocessing_context
-        sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        auto = batch_size is not None or batch_sampler is not None
+        if batch_sampler is not None:  # it decides the batches (torch: batch_size None, drop_last False)
+            batch_size, drop_last = None, False
+        self.batch_size, self.drop_last = batch_size, drop_last
+        if auto:
+            self.collate_fn = default_collate if collate_fn is None else collate_fn
+        else:  # batch_size=None: one sample at a time, converted (not stacked) unless collate_fn says otherwise
+            self.collate_fn = _Unbatched(default_convert if collate_fn is None else collate_fn)
+        self.multiprocessing_context = _check_context(multiprocessing_context, num_workers)
         self.sampler = sampler
-        self.batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.batch_sampler = batch_sampler if batch_sampler is not None else (
+            BatchSampler(sampler, batch_size, drop_last) if auto else _OneAtATime(sampler))
         self._iterator: _MultiProcessIter | None = None
+        self._initialized = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_initialized", False) and name in _FIXED_AFTER_INIT:
+            raise ValueError(f"{name} attribute should not be set after {type(self).__name__} is initialized")
+        super().__setattr__(name, value)
 
     def __len__(self) -> int:
         return len(self.batch_sampler)
@@ -124,6 +138,70 @@ class DataLoader:
         if self.persistent_workers:
             self._iterator = iterator
         return iterator
+
+
+_FIXED_AFTER_INIT = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers")
+
+
+def _samplers(dataset: Any, batch_size: int | None, shuffle: bool | None, sampler: Any, batch_sampler: Any,
+              drop_last: bool, generator: torch.Generator | None) -> tuple[Any, Any]:
+    """torch's rules for ``shuffle``/``sampler``/``batch_sampler``/``batch_size``/``drop_last``, and its words."""
+    if sampler is not None and shuffle:
+        raise ValueError("sampler option is mutually exclusive with shuffle")
+    if batch_sampler is not None:
+        if batch_size != 1 or shuffle or sampler is not None or drop_last:
+            raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
+                             "drop_last")
+    elif batch_size is None and drop_last:
+        raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with drop_last")
+    elif batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
+                                     or batch_size <= 0):
+        raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+    if sampler is None:
+        sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+    return sampler, batch_sampler
+
+
+def _check_context(context: Any, num_workers: int) -> Any:
+    """torch's checks of ``multiprocessing_context``: a start method's name or a context, with workers."""
+    if context is None:
+        return None
+    if num_workers == 0:
+        raise ValueError(f"multiprocessing_context can only be used with multi-process loading (num_workers > 0), "
+                         f"but got num_workers={num_workers}")
+    if isinstance(context, str):
+        methods = multiprocessing.get_all_start_methods()
+        if context not in methods:
+            raise ValueError(f"multiprocessing_context option should specify a valid start method in {methods!r}, "
+                             f"but got multiprocessing_context={context!r}")
+        return multiprocessing.get_context(context)
+    if not isinstance(context, multiprocessing.context.BaseContext):
+        raise TypeError(f"multiprocessing_context option should be a valid context object or a string specifying "
+                        f"the start method, but got multiprocessing_context={context!r}")
+    return context
+
+
+class _OneAtATime:
+    """The batch sampler of ``batch_size=None``: each index alone (its sample is not batched)."""
+
+    def __init__(self, sampler: Any) -> None:
+        self.sampler = sampler
+
+    def __iter__(self) -> Iterator[list]:
+        return ([i] for i in self.sampler)
+
+    def __len__(self) -> int:
+        return len(self.sampler)
+
+
+class _Unbatched:
+    """``collate_fn`` for ``batch_size=None``: called on the one sample, not on a list (picklable for spawn)."""
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+
+    def __call__(self, samples: list) -> Any:
+        return self.fn(samples[0])
 
 
 class _BaseIter:
@@ -160,9 +238,7 @@ class _MultiProcessIter(_BaseIter):
         super().__init__(loader)
         self.owner_pid = os.getpid()  # a forked child inherits this object but must not stop its workers
         self.shut = True  # until the workers exist
-        context = loader.multiprocessing_context
-        if context is None or isinstance(context, str):
-            context = multiprocessing.get_context(context)
+        context = loader.multiprocessing_context or multiprocessing.get_context()
         self.data_queue = context.Queue()
         self.index_queues = []
         self.workers = []
@@ -171,7 +247,7 @@ class _MultiProcessIter(_BaseIter):
             index_queue.cancel_join_thread()  # never block at shutdown on indices nobody will read
             worker = context.Process(target=worker_main, daemon=True,
                                      args=(loader.dataset, index_queue, self.data_queue, loader.collate_fn,
-                                           worker_id, self.base_seed))
+                                           worker_id, self.base_seed, loader.num_workers, loader.worker_init_fn))
             worker.start()
             self.index_queues.append(index_queue)
             self.workers.append(worker)

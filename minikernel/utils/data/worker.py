@@ -19,8 +19,17 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.utils.data._utils import worker as torch_worker
 
 from minikernel.course.exercise import exercise
+
+_worker_info: Any = None  #: set in a worker process (``worker_main``)
+
+
+def get_worker_info() -> Any:
+    """In a DataLoader worker: its ``id``, ``num_workers``, ``seed`` and ``dataset`` (a copy); None in the
+    main process. Matches ``torch.utils.data.get_worker_info``."""
+    return _worker_info
 
 
 class ExceptionWrapper:
@@ -72,18 +81,24 @@ def worker_loop(dataset: Any, index_queue: Any, data_queue: Any, collate_fn: Cal
 
 
 def worker_main(dataset: Any, index_queue: Any, data_queue: Any, collate_fn: Callable, worker_id: int,
-                base_seed: int) -> None:
+                base_seed: int, num_workers: int = 1, worker_init_fn: Callable[[int], None] | None = None) -> None:
     """Entry point of a worker process: set it up like torch does, then run ``worker_loop``.
 
     One thread per worker (N workers × all cores' threads would oversubscribe the CPU),
     and seeds ``base_seed + worker_id`` for ``random`` and torch, so each worker draws
-    different numbers and a seeded run repeats.
+    different numbers and a seeded run repeats. ``get_worker_info()`` (ours and torch's)
+    then describes this worker, and ``worker_init_fn(worker_id)`` runs before the first task.
     """
     torch.set_num_threads(1)
     seed = base_seed + worker_id
     random.seed(seed)
     torch.manual_seed(seed)
+    global _worker_info
+    _worker_info = torch_worker.WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
+    torch_worker._worker_info = _worker_info  # datasets that ask torch.utils.data.get_worker_info() see it too
     try:
+        if worker_init_fn is not None:
+            worker_init_fn(worker_id)
         worker_loop(dataset, index_queue, data_queue, collate_fn, worker_id)
     except KeyboardInterrupt:
         pass  # the main process was interrupted too and shuts the workers down
