@@ -67,6 +67,7 @@ class AutogradMixin:
         self._accumulator: Optional[AccumulateGrad] = None
         self._retains_grad = False
         self._no_grad_view = False  # a view taken under no_grad of a tensor that requires grad
+        self._post_accumulate_hooks: dict = {}  # id -> fn(tensor), after AccumulateGrad
         self._vc = [0]  # version counter, shared by views of the same memory
 
     # ------------------------------------------------------------ views
@@ -229,6 +230,20 @@ class AutogradMixin:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         node, nr = graph.gradient_edge(self)
         return graph.add_hook(node._tensor_pre_hooks.setdefault(nr, {}), hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable) -> graph.RemovableHandle:
+        """Call ``hook(tensor) -> None`` on this leaf after its gradient was accumulated into ``.grad``
+        (``torch.Tensor.register_post_accumulate_grad_hook``; an optimizer step per parameter, e.g.).
+
+        Example::
+
+            >>> h = w.register_post_accumulate_grad_hook(lambda p: print("grad ready", p.grad))
+        """
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if not self.is_leaf:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        return graph.add_hook(self._post_accumulate_hooks, hook)
 
     # ---------------------------------------------------------- backward
     def backward(self, gradient=None, retain_graph: Optional[bool] = None, create_graph: bool = False,

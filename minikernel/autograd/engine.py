@@ -63,6 +63,8 @@ class AccumulateGrad(Node):
 
     def apply(self, grad: Tensor) -> Grads:
         accumulate_grad(self.variable, _obey_layout(grad, self.variable))
+        for hook in list(self.variable._post_accumulate_hooks.values()):
+            hook(self.variable)  # register_post_accumulate_grad_hook: after .grad holds the sum
         return ()
 
 

@@ -161,6 +161,9 @@ class Function(metaclass=_FunctionMeta):
     * ``backward(ctx, *grad_outputs)`` returns one gradient (or None) per argument
       of ``forward``, reading ``ctx.saved_tensors`` and ``ctx.needs_input_grad``.
 
+    Or, as torch 2 allows, ``forward(*args)`` without ``ctx`` plus
+    ``setup_context(ctx, inputs, output)``, which saves what backward needs.
+
     Call it with ``MyFunction.apply(*args)``, never ``forward`` directly.
 
     Example::
@@ -185,6 +188,12 @@ class Function(metaclass=_FunctionMeta):
         raise NotImplementedError("You must implement the backward method for your custom autograd.Function "
                                   "to use it with backward mode AD.")
 
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output):
+        """Optional (torch 2's form): ``forward(*args)`` takes no ``ctx``; this saves what backward
+        needs from ``inputs`` (the arguments of ``apply``) and ``output``."""
+        raise NotImplementedError("setup_context is not overridden")
+
     @classmethod
     def apply(cls, *args):
         """Run ``forward``; when recording, make a node whose edges lead to the tensor arguments."""
@@ -198,7 +207,11 @@ class Function(metaclass=_FunctionMeta):
         if recording:  # the edges are taken before forward can rebase a dirty input's history
             node.next_functions = tuple(gradient_edge(a) for a, t in zip(args, is_tensor) if t)
         with no_grad():
-            output = cls.forward(node, *args)
+            if cls.setup_context is not Function.setup_context:  # torch 2's split form: forward has no ctx
+                output = cls.forward(*args)
+                cls.setup_context(node, args, output)
+            else:
+                output = cls.forward(node, *args)
         if not recording:
             return output
         return _record(node, args, output)

@@ -231,6 +231,7 @@ NOT_OPERATORS = {
     "is_grad_enabled": "grad mode", "inference_mode": "grad mode (test_api_additions.py)",
     "is_inference_mode_enabled": "grad mode",
     "backward": "autograd entry (fuzzer, tests/ch03)", "register_hook": "hooks (tests/ch03, ch04)",
+    "register_post_accumulate_grad_hook": "hooks (test_api_behaviour.py)",
     "retain_grad": "autograd state (fuzzer)", "retains_grad": "autograd state", "requires_grad": "autograd state",
     "requires_grad_": "autograd state", "grad": "autograd state", "grad_fn": "autograd state",
     "is_leaf": "autograd state", "output_nr": "autograd state", "detach": "autograd state (fuzzer)",

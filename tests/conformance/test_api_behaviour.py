@@ -130,3 +130,52 @@ def test_mark_dirty_on_a_view_rewrites_the_bases_history_like_torch():
         b.sum().backward()
         results.append((out is v, names, a.grad.tolist()))
     assert results[1] == results[0]
+
+
+@pytest.mark.exercise("3.3")
+def test_post_accumulate_grad_hooks_like_torch():
+    results = []
+    for lib in (torch, mk):
+        w = lib.ones(2, requires_grad=True)
+        seen = []
+        handle = w.register_post_accumulate_grad_hook(lambda p, seen=seen: seen.append(p.grad.tolist()))
+        (w * 3).sum().backward()
+        (w * 2).sum().backward()
+        handle.remove()
+        (w * 1).sum().backward()
+        errors = []
+        for t in (w * 1, lib.ones(2)):
+            with pytest.raises(RuntimeError) as err:
+                t.register_post_accumulate_grad_hook(lambda p: None)
+            errors.append(str(err.value))
+        results.append((seen, w.grad.tolist(), errors))
+    assert results[1] == results[0]
+
+
+@pytest.mark.exercise("3.3")
+def test_a_function_with_setup_context_like_torch():
+    def cube(lib):
+        class Cube(lib.autograd.Function):
+            @staticmethod
+            def forward(x, k):
+                return x * x * x * k
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                x, k = inputs
+                ctx.save_for_backward(x)
+                ctx.k = k
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return grad * 3 * x * x * ctx.k, None
+        return Cube
+
+    results = []
+    for lib in (torch, mk):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = cube(lib).apply(x, 2.0)
+        y.sum().backward()
+        results.append((y.tolist(), x.grad.tolist()))
+    assert results[1] == results[0]
