@@ -3,7 +3,7 @@
 PY := .venv/bin/python
 ARGS ?=
 # Each test layer prints its wall time and says when it took more than its share of
-# the 8-minute budget of `make test` (seconds; README, "Measurement log").
+# the 8-minute budget of `make test` (seconds; docs/maintainers.md, "Measurement log").
 BUDGET_setup := 90
 BUDGET_solutions := 120
 BUDGET_student := 50

@@ -1056,7 +1056,7 @@ with tempfile.TemporaryDirectory() as directory:
 # ## Grade
 #
 # `python -m minikernel bench --allreduce` times the ring, the naive method and
-# `dist.all_reduce` for 2 and 4 ranks and 1K, 1M and 16M floats (see the README for a
+# `dist.all_reduce` for 2 and 4 ranks and 1K, 1M and 16M floats (see docs/distributed.md for a
 # measured table). To finish, the grader runs every chapter 07 test:
 
 # %%

@@ -1171,7 +1171,7 @@ allocator = cuda_tour.run_or_show(cuda_tour.demo_caching_allocator)
 # minikernel's own `"cuda"` tensors keep freed blocks the same way: on a GPU, numba's
 # memory manager is replaced by one (`minikernel/cuda_allocator.py`) that puts a
 # `BlockPool` (`minikernel/memory_pool.py`) in front of the driver, because asking the
-# driver for 256 MiB took longer than a LayerNorm kernel takes to write them (README,
+# driver for 256 MiB took longer than a LayerNorm kernel takes to write them (docs/benchmarks.md,
 # *On a GPU*). The pool's bookkeeping needs no GPU; here it is on its own, with names
 # standing in for the device pointers:
 

@@ -1,7 +1,7 @@
 """A pool of freed device blocks, kept for the next allocation of the same size.
 
 Asking the CUDA driver for memory is slow: ``cuMemAlloc`` of 256 MiB took 0.25–0.36 ms
-on an H200, longer than a kernel takes to write those 256 MiB (README, *On a GPU*).
+on an H200, longer than a kernel takes to write those 256 MiB (docs/benchmarks.md, *On a GPU*).
 PyTorch therefore keeps the blocks its tensors free and hands them out again
 (``torch.cuda.memory_allocated()`` counts the bytes tensors hold,
 ``torch.cuda.memory_reserved()`` those the allocator holds, cached blocks included;

@@ -184,7 +184,7 @@ def test_html_and_feedback_files(book):
 
 
 #: References of exercises that rebuild code the library itself runs, which the edition
-#: ships on purpose (README, "Teaching with minikernel"): chapter 09's 9.1-9.3 rebuild
+#: ships on purpose (docs/teaching.md): chapter 09's 9.1-9.3 rebuild
 #: the core of minikernel/dispatch, the dispatcher every Tensor operator goes through.
 REBUILDS_LIBRARY_CODE = {"solutions/dispatch/rebuild.py"}
 

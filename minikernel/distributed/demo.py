@@ -15,7 +15,7 @@ an argument; it is deprecated in favour of torchrun.)
 Each rank holds ``[1, 2, ..., L] + L * rank`` (the notes' example for 4 ranks and
 L = 4), reduces it with ``ring_allreduce`` and ``naive_allreduce``, and checks both
 against ``dist.all_reduce``. Rank 0 gathers every rank's line and prints them in
-order. The same module runs across machines: see the README for the multi-node line.
+order. The same module runs across machines: see docs/distributed.md for the multi-node line.
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ CPU_ROWS_PER_TASK = 64
 #: Threads per block of the GPU kernels (one block per row for the forward and
 #: ``dx``; one thread per column for ``dw``/``db``). A power of two: the tree halves it.
 # On a GPU, 64 threads per row: the reference forward keeps a row of up to 1024 columns
-# in registers, 16 columns per thread, and ran fastest so (README, *On a GPU*: 64
+# in registers, 16 columns per thread, and ran fastest so (docs/benchmarks.md, *On a GPU*: 64
 # against 32 and 128 threads; 128 against 256 for the exercise's three passes).
 NORM_THREADS = 8 if SIMULATOR else 64
 

@@ -19,7 +19,7 @@ for the receiver to ask for it and for the sender's gloo thread to wake up and w
 it, and with 4 ranks on 2 cores each such hand-over waits for a turn on a core. With
 the receives already posted, a send is written at once, by the thread that has just
 added the piece. On 2 cores, 4 ranks, 16M float32 (``python -m minikernel bench
---allreduce``, six paired runs on the quiet machine, README) the ring's bus bandwidth
+--allreduce``, six paired runs on the quiet machine, docs/distributed.md) the ring's bus bandwidth
 went from a median 1.06x ``dist.all_reduce``'s to 1.13x. The price is scratch for the
 ``N - 1`` chunks the rank adds, kept between calls (``_scratch_for``): allocated
 afresh each call, those megabytes cost a page fault per 4 KiB, which ate the gain.

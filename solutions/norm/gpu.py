@@ -108,7 +108,7 @@ def _join_float64(ys):
 # ------------------------------------------------------------------ forward
 def layer_norm_forward_gpu(x: Array, weight: Array, bias: Array, eps: float,
                            out: Array, mean: Array, rstd: Array) -> None:
-    # Tuned past the exercise's three passes (README, *On a GPU*): each thread keeps its
+    # Tuned past the exercise's three passes (docs/benchmarks.md, *On a GPU*): each thread keeps its
     # columns of the row in registers, so the row is read from memory once, 16 bytes per
     # load (four float32 columns or two float64) when the row's length allows it;
     # norm/native.py hands the kernel rows that start on a 16-byte boundary. The dtype is

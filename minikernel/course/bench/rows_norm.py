@@ -95,7 +95,7 @@ def _gpu_forward_kernel():
     allocation), 20 launches per timed batch, against ``torch.native_layer_norm``: what the
     kernel itself moves per second, to hold against the GPU's copy bandwidth. The row
     above times the whole call, whose host work (checks, output tensors, array views,
-    numba's launch) took longer than the kernel on an H100 (README, *On a GPU*)."""
+    numba's launch) took longer than the kernel on an H100 (docs/benchmarks.md, *On a GPU*)."""
     inputs = _inputs(rows=GPU_ROWS)
     x, w, b, _ = inputs
     out, stats = torch.empty_like(x), torch.empty(GPU_ROWS)
