@@ -71,7 +71,7 @@ class BackwardNode(Node):
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
                                 f"{type(t).__name__}; store other values as attributes of ctx")
         self._to_save = tensors
-        self._saved = [None if t is None else SavedTensor(t, self) for t in tensors]
+        self._saved = []  # packed once forward has returned (_freeze_saved), as torch packs once
 
     def _freeze_saved(self) -> None:
         """Record the saved tensors' versions as they are once forward has returned."""
@@ -81,6 +81,8 @@ class BackwardNode(Node):
     def saved_tensors(self) -> tuple[Optional[Tensor], ...]:
         if self._freed:
             raise RuntimeError(_GRAPH_FREED)
+        if not self._saved and self._to_save:  # inside forward, or a call that records nothing
+            return tuple(self._to_save)
         return tuple(None if s is None else s.unpack() for s in self._saved)
 
     def mark_dirty(self, *tensors: Tensor) -> None:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import TYPE_CHECKING, Callable, Iterator, Optional, Sequence
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence
 
 from .grad_mode import engine_running
 
@@ -73,25 +74,70 @@ class SavedTensor:
     """
 
     def __init__(self, tensor: "Tensor", node: "Node"):
-        self.tensor, self.version = tensor, tensor._version
+        self.version, self._vc = tensor._version, tensor._vc
         self._node, self._node_name = node, node.name()
         # For its error torch names the saving node when the tensor is that node's own output,
         # else the node the tensor comes out of when it is unpacked.
         self._is_output = tensor._grad_fn is node
         self._output_nr = tensor._output_nr
+        self._described = (tensor.type(), list(tensor.shape))
+        hooks = _SAVED_HOOKS.stack[-1] if getattr(_SAVED_HOOKS, "stack", None) else None
+        if hooks is None:
+            self.tensor, self._unpack_hook = tensor, None
+        else:  # saved_tensors_hooks: keep what pack returns instead of the tensor
+            pack, self._unpack_hook = hooks
+            self.tensor, self._packed = None, pack(tensor)
+            self._grad_fn = tensor.grad_fn
 
     def unpack(self) -> "Tensor":
-        t = self.tensor
-        if t._version != self.version:
-            node, nr = (self._node, self._output_nr) if self._is_output else (t.grad_fn, t._output_nr)
+        if self._vc[0] != self.version:
+            t_grad_fn = self.tensor.grad_fn if self.tensor is not None else self._grad_fn
+            node, nr = (self._node, self._output_nr) if self._is_output else (t_grad_fn, self._output_nr)
             which = f", which is output {nr} of {_short_name(node)}," if node is not None else ""
+            kind, shape = self._described
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{t.type()} {list(t.shape)}]{which} is at version {t._version}; expected version "
+                f"operation: [{kind} {shape}]{which} is at version {self._vc[0]}; expected version "
                 f"{self.version} instead. Hint: the in-place operation overwrote a value that {self._node_name} "
                 f"needs; use its out-of-place form (e.g. x = x.mul(2) instead of x.mul_(2)) or .clone() the "
                 f"tensor first.")
-        return t
+        if self._unpack_hook is None:
+            return self.tensor
+        out = self._unpack_hook(self._packed)
+        if not hasattr(out, "_vc"):
+            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                            f"{type(out).__name__}")
+        return out
+
+
+_SAVED_HOOKS = threading.local()
+
+
+class saved_tensors_hooks:  # noqa: N801 - torch's name
+    """Inside the block, every tensor saved for backward is replaced by ``pack_hook(tensor)``, and
+    ``unpack_hook(packed)`` gives it back in backward (``torch.autograd.graph.saved_tensors_hooks``).
+
+    Args:
+        pack_hook: ``fn(tensor) -> anything``, called when a node saves ``tensor``.
+        unpack_hook: ``fn(packed) -> tensor``, called when backward needs it.
+
+    Example::
+
+        >>> with saved_tensors_hooks(lambda t: t.to_numpy(), lambda a: minikernel.tensor(a)):
+        ...     y = (x * x).sum()      # x is kept as a numpy copy
+    """
+
+    def __init__(self, pack_hook: Callable, unpack_hook: Callable) -> None:
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self) -> "saved_tensors_hooks":
+        if not hasattr(_SAVED_HOOKS, "stack"):
+            _SAVED_HOOKS.stack = []
+        _SAVED_HOOKS.stack.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _SAVED_HOOKS.stack.pop()
 
 
 def _checked_count(hook: Callable, values: tuple, expected: int) -> tuple:

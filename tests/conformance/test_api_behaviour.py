@@ -179,3 +179,27 @@ def test_a_function_with_setup_context_like_torch():
         y.sum().backward()
         results.append((y.tolist(), x.grad.tolist()))
     assert results[1] == results[0]
+
+
+@pytest.mark.exercise("3.3")
+def test_saved_tensors_hooks_like_torch():
+    results = []
+    for lib, hooks in ((torch, torch.autograd.graph.saved_tensors_hooks),
+                       (mk, mk.autograd.graph.saved_tensors_hooks)):
+        packed, unpacked = [], []
+
+        def pack(t, packed=packed):
+            packed.append(list(t.shape))
+            return t.tolist()
+
+        def unpack(values, unpacked=unpacked, lib=lib):
+            unpacked.append(values)
+            return lib.tensor(values, dtype=lib.float64)
+
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        with hooks(pack, unpack):
+            y = (x * x).sum()
+        y.backward()
+        results.append((sorted(packed), len(unpacked), x.grad.tolist()))
+    assert results[1] == results[0]
+    assert results[0][1] > 0
