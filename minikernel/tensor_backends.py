@@ -190,12 +190,20 @@ def _autograd_kernel(name: str, fn: Callable) -> Callable:
         if autograd_active(args):
             return fn(*args)
         out = dispatch.redispatch(op, keys, *args)
-        if makes_views and not backward_running() and getattr(args[0], "requires_grad", False):
-            _mark_no_grad_views(out)
+        if makes_views and not backward_running():
+            if getattr(args[0], "requires_grad", False):
+                _mark_no_grad_views(out)
+            if isinstance(out, tuple) and is_grad_enabled():  # torch remembers a multi-output view as one
+                for view in out:
+                    view._multi_output_view = _MULTI_NAMES.get(name, name)
         return out
 
     autograd_kernel.__qualname__ = f"autograd.functions.{name.rstrip('_')}"
     return autograd_kernel
+
+
+#: how torch's messages name the multi-output view ops
+_MULTI_NAMES = {"unbind.int": "Unbind", "split.Tensor": "Split", "split_with_sizes": "SplitWithSizes"}
 
 
 def _mark_no_grad_views(out: Any) -> None:

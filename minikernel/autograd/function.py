@@ -215,6 +215,8 @@ class Function(metaclass=_FunctionMeta):
             else:
                 output = cls.forward(node, *args)
         if not recording:
+            for t in node._dirty:
+                t._bump_version()  # torch counts a dirty input's write once more, recorded or not
             return output
         return _record(node, args, output)
 
@@ -223,11 +225,13 @@ def _record(node: BackwardNode, args: tuple, output: Any) -> Any:
     """Give forward's tensor outputs ``node`` as their history (``_wrap_outputs`` in torch)."""
     outputs = output if isinstance(output, tuple) else (output,)
     dirty = {id(t) for t in node._dirty}
-    for a in args:
-        if isinstance(a, Tensor) and id(a) in dirty and a.is_leaf and a.requires_grad:
-            raise RuntimeError(_LEAF_INPLACE)
     for t in node._dirty:
         t._bump_version()  # torch counts the write a dirty input went through once more here
+    for a in args:
+        if isinstance(a, Tensor) and id(a) in dirty:
+            if a.is_leaf and a.requires_grad and a._base is None:
+                raise RuntimeError(_LEAF_INPLACE)  # (torch's words differ here: "has been used")
+            a._check_inplace()  # torch's other refusals of an in-place write: a view of a leaf, ...
     non_diff = {id(t) for t in node._non_differentiable}
     wrapped = []
     for out in outputs:

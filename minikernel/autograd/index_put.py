@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import dispatch
+from ..dispatch import DispatchKey
 from ..kernels.layout import has_internal_overlap
 from ..memory_overlap import check_overlap
 from ..tensor import Tensor, copy_to
@@ -67,8 +69,9 @@ def index_put_(x: Tensor, key: Key, values: Tensor) -> Tensor:
     values = _check_values(x, key, values)
     if not recording:
         return V.call("index_put_", x, key, values)
-    result = IndexPut.apply(_original(x), key, values)
-    V.write(x, result)
+    result = IndexPut.apply(_original(x), key, values)  # the graph (and the values) out of place ...
+    with dispatch.exclude_keys(DispatchKey.Autograd):  # ... but only the picked elements are written: an
+        dispatch.registry.get("index_put_")(x, key, values)  # expanded x must not get the rest copied over them
     rebase_history(x, result, result.grad_fn)
     return x
 

@@ -121,6 +121,10 @@ def rebase_history(x: Tensor, result: Tensor, node: Node) -> None:
     """Make ``node`` (computed out of place as ``result``) the history of ``x``, now holding its values."""
     saves_result = hasattr(node, "_to_save") and any(t is result for t in node._to_save)
     if x._base is None:
+        if x._retains_grad and x._grad_fn is not None:  # retain_grad follows the tensor to its new node
+            ref = x._grad_fn._retains_grad.pop(x._output_nr, None)
+            if ref is not None:
+                node._retains_grad[result._output_nr] = ref
         x._set_history(node, result._output_nr)
     else:
         base = x._base

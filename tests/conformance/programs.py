@@ -84,7 +84,64 @@ OPS: dict[str, tuple[int, Callable]] = {
     "matmul": (2, lambda L, a, b: a @ b),
     "cat": (2, lambda L, a, b: L.cat([a, b])),
     "stack": (2, lambda L, a, b: L.stack([a, b], -1)),
+    "fn_square": (1, lambda L, a: _functions(L)["square"].apply(a)),
+    "fn_cube": (1, lambda L, a: _functions(L)["cube"].apply(a)),
+    "fn_split": (1, lambda L, a: _functions(L)["split"].apply(a)[0] + _functions(L)["split"].apply(a)[1]),
 }
+
+def _functions(lib) -> dict:
+    """The same custom ``autograd.Function``s written once for either library (the Function API under test)."""
+    F = lib.autograd.Function
+
+    class Square(F):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 2 * x
+
+    class Cube(F):  # torch 2's form: forward without ctx, then setup_context
+        @staticmethod
+        def forward(x):
+            return x * x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 3 * x * x
+
+    class SplitSign(F):  # two outputs, the second not differentiable; zeros for a missing gradient
+        @staticmethod
+        def forward(ctx, x):
+            positive = (x > 0) * 1.0
+            ctx.mark_non_differentiable(positive)
+            return x * 2, positive
+
+        @staticmethod
+        def backward(ctx, grad, _unused):
+            return grad * 2
+
+    class DoubleInPlace(F):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    return {"square": Square, "cube": Cube, "split": SplitSign, "double_": DoubleInPlace}
+
 
 #: in-place ops on the first operand: name -> (arity, fn(lib, *tensors)) -> None
 INPLACE: dict[str, tuple[int, Callable]] = {
@@ -112,6 +169,9 @@ INPLACE: dict[str, tuple[int, Callable]] = {
     "iadd_index": (1, lambda L, a: a.__setitem__(0, a[0] + 1)),
     "iadd_list": (1, lambda L, a: _iadd_item(a, [0, 1], 1.0)),
     "set_none": (1, lambda L, a: a.__setitem__(None, 7.0)),
+    "fn_double_": (1, lambda L, a: _functions(L)["double_"].apply(a)),
+    "hook_double": (1, lambda L, a: a.register_hook(lambda g: g * 2)),
+    "retain_grad": (1, lambda L, a: a.retain_grad()),
 }
 
 
@@ -276,6 +336,13 @@ def _finish(step: Step, pools: dict, leaves: dict) -> None:
         outcome = {lib: _call(lambda lib=lib: _backward(lib, loss(lib), flag_a, flag_b)) for lib in (torch, minikernel)}
         if _same_outcome(where, outcome[torch][1], outcome[minikernel][1]):
             return
+        for k, (t, m) in enumerate(zip(pools[torch], pools[minikernel])):
+            if t.retains_grad != m.retains_grad:
+                raise Divergence(f"{where}: pool[{k}] retains_grad {m.retains_grad} vs torch's {t.retains_grad}")
+            if t.retains_grad and (t.grad is None) != (m.grad is None):
+                raise Divergence(f"{where}: pool[{k}] retained .grad {m.grad} vs torch's {t.grad}")
+            if t.retains_grad and t.grad is not None:
+                _check_values(f"{where}: pool[{k}] retained .grad", t.grad, m.grad)
         for k, (t, m) in enumerate(zip(leaves[torch], leaves[minikernel])):
             if (t.grad is None) != (m.grad is None):
                 raise Divergence(f"{where}: leaf {k} .grad {m.grad} vs torch's {t.grad}")
