@@ -187,8 +187,12 @@ def test_gradcheck(name):
         if not isinstance(torch_out, torch.Tensor) or not torch_out.dtype.is_floating_point:
             return
         assert minikernel.autograd.gradcheck(f, tuple(leaves), eps=1e-6, atol=1e-5, rtol=1e-3)
+        reached.append(True)
 
+    reached: list[bool] = []
     check()
+    if not reached:  # every sample was empty or refused by torch: nothing to differentiate
+        pytest.skip(f"{name}: no sample torch differentiates here; nothing for gradcheck")
 
 
 @pytest.mark.exercise("3.9")
