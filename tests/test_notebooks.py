@@ -9,6 +9,8 @@ import nbformat
 import pytest
 from nbval.plugin import metadata_tags
 
+from minikernel.course.notebooks import failed_grade_cells
+
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 SOURCES = sorted(CHAPTERS.glob("[0-9][0-9]_*.py"))
@@ -59,6 +61,21 @@ def test_stored_outputs_have_no_errors(notebook):
     for cell in _code_cells(nbformat.read(notebook, as_version=4)):
         errors = [o for o in cell.outputs if o.output_type == "error"]
         assert not errors or "NBVAL_RAISES_EXCEPTION" in cell.source, f"{cell.source[:60]!r}: {errors[0].evalue}"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_stored_grade_tables_all_pass(notebook):
+    # nbval compares the live table with the stored one: a stored FAIL makes the
+    # passing run the "difference", which reads as if the grader failed
+    assert not failed_grade_cells(nbformat.read(notebook, as_version=4)), "re-run `make notebooks`"
+
+
+def test_a_failing_stored_grade_table_is_found():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("mk.grade('2.*')", outputs=[
+        nbformat.v4.new_output("execute_result", data={"text/plain": "2.4  cpu_reduce  FAIL\n7/9 passed"})])])
+    assert failed_grade_cells(nb) == ["code cell 1 (mk.grade('2.*')): 7/9 passed"]
+    nb.cells[0].outputs[0].data["text/plain"] = "2.4  cpu_reduce  PASS\n9/9 passed"
+    assert failed_grade_cells(nb) == []
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import time
@@ -19,6 +20,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
 CELL_TIMEOUT_S = 600
+#: The last line of a grade table: "9/9 passed".
+_GRADE_TOTAL = re.compile(r"^(\d+)/(\d+) passed$")
+
+
+def failed_grade_cells(notebook) -> list[str]:
+    """The cells calling ``mk.grade(...)`` whose stored table is not all PASS.
+
+    With every reference switched on each exercise passes, so such a table is left over
+    from a run beside a half-edited file; nbval would then expect the failure and report
+    the live, passing table as the difference."""
+    found = []
+    for n, cell in enumerate((c for c in notebook.cells if c.cell_type == "code"), 1):
+        if "mk.grade(" not in cell.source:
+            continue
+        tables = [o.get("data", {}).get("text/plain", "") for o in cell.get("outputs", [])]
+        last = [t.strip().splitlines()[-1] for t in tables if t.strip()]
+        totals = [m for line in last if (m := _GRADE_TOTAL.match(line))]
+        if not totals or any(m.group(1) != m.group(2) for m in totals):
+            found.append(f"code cell {n} ({cell.source.strip()[:40]}): {last[-1] if last else 'no grade table'}")
+    return found
 
 
 def sources(selected: list[str] | None = None) -> list[Path]:
@@ -47,6 +68,9 @@ def build(source: Path) -> Path:
             os.environ.pop("MINIKERNEL_SOLUTIONS")
         else:
             os.environ["MINIKERNEL_SOLUTIONS"] = env_before
+    if failed := failed_grade_cells(notebook):
+        raise RuntimeError(f"{source.name}: not written, a grade cell does not pass with every reference on: "
+                           f"{'; '.join(failed)}. Is a file being edited? Run `make notebooks` again after.")
     nbformat.write(notebook, target)
     # keep outputs and execution counts (nbval compares them) and the widgets' saved
     # state (JupyterLab draws the widgets from it before the kernel runs); drop the rest
