@@ -12,7 +12,9 @@ Each chapter calls ``install()`` once, at the top. From then on, in that kernel:
 * an error raised inside your own code (a file you write an exercise in) shows the
   traceback trimmed to your frames and the notebook's, plus what the reference
   returns for the same call — the error stays an error;
-* every other error is shown exactly as IPython always shows it.
+* every other error is shown exactly as IPython always shows it;
+* before each cell, the exercise files you saved since are reloaded in place
+  (``stub_reload``), so a cell run again uses your new code without a restart.
 
 How: IPython's ``set_custom_exc`` hook draws the box; a ``post_run_cell`` callback
 then clears ``ExecutionResult.error_in_exec`` for the cells it handled, and ipykernel
@@ -38,7 +40,7 @@ from typing import Any
 from IPython import get_ipython
 from IPython.display import display
 
-from . import exercise as ex
+from . import exercise as ex, stub_reload
 
 #: The name of this module's state on the IPython shell (one per kernel).
 _STATE_ATTR = "_minikernel_notebook_display"
@@ -123,7 +125,7 @@ def todo_text(exercise_id: str) -> str:
     path, name = exercise_location(exercise_id)
     return (f"Exercise {exercise_id} ({name}) is not written yet.\n"
             f"  Write {name} in {path} (replace its `raise NotImplementedError`), "
-            "then restart the kernel and run this cell again.\n"
+            "save it, and run this cell again (no restart: saved files are reloaded).\n"
             f"  Grade it: minikernel.grade(\"{exercise_id}\") here, or "
             f"`python -m minikernel grade {exercise_id}` in a terminal.\n"
             f"  Stuck? MINIKERNEL_SOLUTIONS={exercise_id} make lab runs the reference instead.")
@@ -142,7 +144,7 @@ def todo_html(exercise_id: str) -> str:
         f"<b>Exercise {e} ({n}) is not written yet.</b><br>"
         f"Write <code>{n}</code> in {where} (the link opens it in the editor; replace its "
         "<code>raise NotImplementedError</code>),"
-        " then restart the kernel and run this cell again.<br>"
+        " save it, and run this cell again (no restart: saved files are reloaded).<br>"
         f'Grade it: <code>minikernel.grade("{e}")</code> here, or '
         f"<code>python -m minikernel grade {e}</code> in a terminal.<br>"
         f"Stuck? <code>MINIKERNEL_SOLUTIONS={e} make lab</code> runs the reference instead.</div>")
@@ -335,6 +337,8 @@ def _end(shell, state: _State, etype: type, value: BaseException, line: str) -> 
 
 
 def _pre_run_cell(shell, info) -> None:
+    for reloaded in stub_reload.reload_changed():  # the learner's saved edits, in place
+        print(reloaded, flush=True)
     state = _state(shell)
     state.handled = False
     state.checking = not getattr(info, "store_history", True)
@@ -363,6 +367,7 @@ def install(shell=None) -> bool:
     if getattr(shell, _STATE_ATTR, None) is not None:
         return True
     setattr(shell, _STATE_ATTR, _State())
+    stub_reload.remember()
     shell.set_custom_exc((Exception,), _handler)
     shell.events.register("pre_run_cell", lambda info: _pre_run_cell(shell, info))
     shell.events.register("post_run_cell", lambda result: _post_run_cell(shell, result))
