@@ -112,6 +112,11 @@ notebooks: setup
 fuzz: setup
 	MINIKERNEL_SOLUTIONS=all $(PY) -m tests.conformance.fuzz $(ARGS)
 
+## mutants: grade mutants of the reference bodies with their exercises' tests, e.g. make mutants ARGS="9.*" (docs/mutation.md)
+mutants: export OMP_NUM_THREADS ?= 1
+mutants: setup
+	$(PY) -m tests.mutation $(ARGS)
+
 ## lock: refresh lock-py3.X.txt from pyproject.toml + constraints.txt (ARGS="--upgrade-package NAME" to bump one)
 lock:
 	python3 tools/lock.py $(ARGS)
