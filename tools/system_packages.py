@@ -1,4 +1,5 @@
-"""The Debian packages the tests need: chromium (browser tests), graphviz (dot) and fonts.
+"""The Debian packages the tests need: chromium (browser tests), graphviz (dot), fonts, and
+bubblewrap (the sandbox `gradebook` grades submissions in).
 
 Installed with apt-get when running as root; otherwise the step says what to install.
 Standard library only.
@@ -38,13 +39,15 @@ def missing_system_packages() -> list[str]:
         missing.append("graphviz")
     if not have_fonts():
         missing.append("fonts-dejavu-core")
+    if shutil.which("bwrap") is None:
+        missing.append("bubblewrap")
     return missing
 
 
 def ensure_system() -> None:
     missing = missing_system_packages()
     if not missing:
-        say("system packages present: /usr/bin/chromium, graphviz (dot), fonts")
+        say("system packages present: /usr/bin/chromium, graphviz (dot), fonts, bubblewrap (bwrap)")
         return
     if os.geteuid() != 0:
         raise StepFailed(f"missing system packages; install them with: sudo apt-get install {' '.join(missing)}")
