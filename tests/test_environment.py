@@ -210,11 +210,41 @@ def test_environment_yml_shape():
 
 
 def test_torch_is_pinned_exactly_everywhere():
+    """constraints.txt and environment.yml pin torch exactly (the locks follow constraints.txt)."""
     problems = exact_pin_problems(read_constraints(), "torch")
     problems += exact_pin_problems(read_environment_pins(), "torch")
-    pyproject_torch = {canonicalize_name(r.name): r for r in pyproject_requirements()}
-    problems += exact_pin_problems(pyproject_torch, "torch")
     assert not problems, _report(problems)
+
+
+OLDEST_TORCH = "2.6.0"  # README, "Your own environment"; the smoke layer installs it
+
+
+def pyproject_torch_problems(requirements: Iterable[Requirement], pins: Pins) -> list[str]:
+    """pyproject.toml admits every torch from OLDEST_TORCH to the pinned one and none after
+    its minor release, so `pip install -e .` keeps the torch an environment has."""
+    torch = [r for r in requirements if canonicalize_name(r.name) == "torch"]
+    if len(torch) != 1:
+        return [f"pyproject.toml should name torch once, found {[str(r) for r in torch]}"]
+    spec = torch[0].specifier
+    pinned = Version(next(iter(pins["torch"].specifier)).version)
+    problems = [f"pyproject.toml's {torch[0]} rules out torch {v}"
+                for v in (OLDEST_TORCH, str(pinned)) if not spec.contains(v, prereleases=True)]
+    beyond = f"{pinned.major}.{pinned.minor + 1}.0"
+    if spec.contains(beyond, prereleases=True) or spec.contains("2.5.1", prereleases=True):
+        problems.append(f"pyproject.toml's {torch[0]} admits torch outside {OLDEST_TORCH}..{pinned.major}."
+                        f"{pinned.minor}.x (e.g. {beyond} or 2.5.1)")
+    return problems
+
+
+def test_pyproject_admits_torch_from_the_oldest_supported_to_the_pinned_one():
+    problems = pyproject_torch_problems(pyproject_requirements(), read_constraints())
+    assert not problems, _report(problems)
+
+
+@pytest.mark.parametrize("line", ["torch==2.13.0", "torch>=2.6", "torch>=2.7,<2.14", "torch>=2.6,<2.13",
+                                  "torch>=2.5,<2.14"])
+def test_pyproject_torch_outside_the_supported_range_is_found(line):
+    assert pyproject_torch_problems([Requirement(line)], parse_requirement_lines(["torch==2.13.0"]))
 
 
 def test_every_pin_is_exact_or_bounded():
