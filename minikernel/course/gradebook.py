@@ -56,7 +56,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import edition, exercise as ex
+from . import edition, exercise as ex, sandbox as sb
+from .grade_pool import MAX_FILE_BYTES
 from .gradebook_report import safe_filename, write_csv, write_feedback, write_html
 from .gradescope import VISIBILITIES, write_results
 from .submissions import Submission, SubmissionError, discover, learner_files, overlay, unpack
@@ -80,18 +81,6 @@ class Result:
     crashed: bool = False  #: the gradebook itself failed on this submission
 
 
-def _network_wrapper() -> tuple[list[str], str]:
-    """A command prefix giving the child loopback only, and a note when none is possible."""
-    unshare, ip = shutil.which("unshare"), shutil.which("ip")
-    if not unshare or not ip:
-        return [], "network not isolated: the unshare and ip commands are needed"
-    for flags in (["-n"], ["-rn"]) if os.geteuid() == 0 else (["-rn"],):
-        prefix = [unshare, *flags, "sh", "-c", f'"{ip}" link set lo up && exec "$@"', "sh"]
-        if subprocess.run([*prefix, "true"], capture_output=True).returncode == 0:
-            return prefix, ""
-    return [], "network not isolated: unshare cannot create a network namespace here"
-
-
 @dataclass
 class Settings:
     patterns: list[str]
@@ -99,7 +88,13 @@ class Settings:
     timeout_s: int = DEFAULT_TIMEOUT_S
     submission_timeout_s: int = DEFAULT_SUBMISSION_TIMEOUT_S
     memory_mb: int = DEFAULT_MEMORY_MB
-    network: list[str] = field(default_factory=list)
+    sandbox: bool = True  #: grade in the strongest sandbox this machine allows (``sb.plan``)
+    max_processes: int = sb.DEFAULT_NPROC
+    open_files: int = sb.DEFAULT_NOFILE
+    disk_mb: int = sb.DEFAULT_DISK_MB
+
+    def limits(self) -> sb.Limits:
+        return sb.Limits(self.memory_mb, MAX_FILE_BYTES, self.max_processes, self.open_files, self.disk_mb)
 
 
 def build_tree(base: Path, student_root: Path, dest: Path, files: list[Path]) -> list[str]:
@@ -118,15 +113,14 @@ def build_tree(base: Path, student_root: Path, dest: Path, files: list[Path]) ->
     return overlay(student_root, dest, files)
 
 
-def grade_tree(tree: Path, settings: Settings) -> tuple[dict[str, dict], str]:
-    """The grader's verdicts in ``tree``, or ({}, why there are none)."""
+def grade_tree(tree: Path, settings: Settings, box: sb.Sandbox) -> tuple[dict[str, dict], str]:
+    """The grader's verdicts in ``tree``, graded in ``box``, or ({}, why there are none)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MINIKERNEL_")}
-    env.update(PYTHONPATH=str(tree), MINIKERNEL_SOLUTIONS=",".join(edition.kept_ids(settings.keep)),
-               PYTHONDONTWRITEBYTECODE="1")
-    # ulimit -v bounds every process of the tree (the address space, in KiB).
-    limit = ["sh", "-c", f'ulimit -v {settings.memory_mb * 1024} && exec "$@"', "sh"]
-    cmd = [*settings.network, *limit, sys.executable, "-m", "minikernel", "grade", "--json",
-           "--timeout", str(settings.timeout_s), *settings.patterns]
+    env.update(PYTHONPATH=str(box.tree_path(tree)), MINIKERNEL_SOLUTIONS=",".join(edition.kept_ids(settings.keep)),
+               PYTHONDONTWRITEBYTECODE="1", **box.env(tree))
+    grade = [sys.executable, "-m", "minikernel", "grade", "--json", "--timeout", str(settings.timeout_s),
+             *settings.patterns]
+    cmd = box.wrap(grade, tree)
     proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
@@ -146,6 +140,9 @@ def grade_tree(tree: Path, settings: Settings) -> tuple[dict[str, dict], str]:
         tail = "\n".join((out + err).strip().splitlines()[-8:])
         return {}, f"the grader exited with {proc.returncode} and no report:\n{tail}"
     verdicts = {r["id"]: r for r in report["exercises"]}
+    for verdict in verdicts.values():
+        if verdict["status"] == "FAIL":
+            verdict["detail"] = box.explain(verdict["detail"])
     return verdicts, report.get("error", "")
 
 
@@ -189,7 +186,7 @@ def _save(path: Path, result: Result, digest: str, crashed: bool = False) -> Non
 
 
 def grade_submission(submission: Submission, base: Path, files: list[Path], settings: Settings,
-                     results_dir: Path | None = None, context: str = "") -> Result:
+                     results_dir: Path | None = None, context: str = "", box: sb.Sandbox | None = None) -> Result:
     """Grade one submission; with ``results_dir``, reuse its stored result when nothing it
     was graded from changed, and store the new one as soon as it is known."""
     result = Result(submission.student)
@@ -207,7 +204,8 @@ def grade_submission(submission: Submission, base: Path, files: list[Path], sett
         missing = build_tree(base, student_root, Path(tmp) / "tree", files)
         if missing:
             result.notes.append(f"not in the submission (graded as untouched stubs): {', '.join(missing)}")
-        result.verdicts, error = grade_tree(Path(tmp) / "tree", settings)
+        box = box or sb.plan(settings.limits(), [edition.ROOT], settings.sandbox)
+        result.verdicts, error = grade_tree(Path(tmp) / "tree", settings, box)
         if error and not result.verdicts:
             result.error = error
         elif error:
@@ -252,15 +250,19 @@ def run(submissions_dir: Path, out: Path, settings: Settings, weights_file: Path
     submissions = single(submissions_dir) if one else discover(submissions_dir)
     out.mkdir(parents=True, exist_ok=True)
     results_dir = None if one else out / "results"
+    box = sb.plan(settings.limits(), [edition.ROOT, submissions_dir, out], settings.sandbox)
+    print(box.describe(), file=sys.stderr)
+    for warning in box.warnings():
+        print(f"warning: {warning}", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="minikernel-edition-") as tmp:
         base = Path(tmp) / "edition"
         edition.release(base, settings.keep)
         files = learner_files(base)  # parsed once: ast.parse is not safe to run in several threads
         context = json.dumps([_tree_hash(base), settings.patterns, settings.keep, settings.timeout_s,
-                              settings.submission_timeout_s, settings.memory_mb])
+                              settings.submission_timeout_s, box.describe()])
 
         def grade(s: Submission) -> Result:
-            result = _guarded(s, lambda s: grade_submission(s, base, files, settings, results_dir, context))
+            result = _guarded(s, lambda s: grade_submission(s, base, files, settings, results_dir, context, box))
             if result.crashed and results_dir is not None:
                 _save(results_dir / f"{s.student}.json", result, "", crashed=True)
             return result
@@ -316,12 +318,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--visibility", choices=VISIBILITIES, default="visible",
                         help="Gradescope's visibility of each exercise's result (default visible)")
     parser.add_argument("--memory-mb", type=_positive_int, default=DEFAULT_MEMORY_MB, help="address-space limit per process")
+    parser.add_argument("--max-processes", type=_positive_int, default=sb.DEFAULT_NPROC,
+                        help="processes and threads of one submission (in the sandbox)")
+    parser.add_argument("--open-files", type=_positive_int, default=sb.DEFAULT_NOFILE, help="open files per process")
+    parser.add_argument("--disk-mb", type=_positive_int, default=sb.DEFAULT_DISK_MB,
+                        help="what one submission's grading may write, all files together (in the sandbox)")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="grade without bubblewrap's sandbox (the gradebook warns what is then not isolated)")
     args = parser.parse_args(argv)
-    network, note = _network_wrapper()
-    if note:
-        print(f"warning: {note}", file=sys.stderr)
     settings = Settings([p for p in re.split(r"[,\s]+", args.exercises) if p], args.keep, args.timeout,
-                        args.submission_timeout, args.memory_mb, network)
+                        args.submission_timeout, args.memory_mb, not args.no_sandbox, args.max_processes,
+                        args.open_files, args.disk_mb)
     try:
         results = run(args.submissions, args.out, settings, args.weights, args.jobs, args.output_format,
                       args.single, args.visibility)
