@@ -1,4 +1,4 @@
-"""``python -m minikernel <command>``: grade, bench, lab, dashboard, tensorboard, notebooks."""
+"""``python -m minikernel <command>``: grade, bench, lab, dashboard, tensorboard, notebooks, site."""
 from __future__ import annotations
 
 import sys
@@ -24,6 +24,9 @@ commands:
   gradebook SUBMISSIONS --out DIR [-j N] [--weights FILE] [--format gradescope] [--single]
                                grade a class's submissions into a gradebook (or
                                Gradescope's results.json; --single: one submission)
+  site [--port N] [--build] [--force]
+                               build the course website (build/site/) when out of
+                               date and serve it on 127.0.0.1:8000 (--build: no serving)
 """
 
 
@@ -49,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         from .course.edition import main as run
     elif command == "gradebook":
         from .course.gradebook import main as run
+    elif command == "site":
+        from .course.site import main as run
     else:
         print(f"unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
         return 2
