@@ -1,0 +1,121 @@
+"""Grade mutants of the reference bodies with each exercise's tests: ``make mutants ARGS="9.*"``.
+
+``python -m tests.mutation [IDS or globs] [--workers N] [--timeout S] [--list]``: every mutant
+of the selected exercises (mutate.py) is graded as the wrong-solution corpus grades a case
+(``python -m minikernel grade N.M --json`` with ``MINIKERNEL_SOLUTIONS=all`` and the mutant in
+``MINIKERNEL_OVERRIDE``, forked from the corpus zygote). FAIL, a crash or a hang kills it;
+PASS is a survivor, unless ``equivalent.json`` says it computes what the reference computes.
+The rows are kept in ``results.json`` (a run replaces the rows of the exercises it ran) and
+``docs/mutation.md`` is written from them, naming the exercises with no row.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import fnmatch
+import json
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.mutation.mutate import ROOT, Mutant, exercises, mutants
+from tests.mutation.report import write_report
+from tests.wrong.forks import grade_in_forks, grader_env
+
+HERE = Path(__file__).resolve().parent
+EQUIVALENT = HERE / "equivalent.json"
+RESULTS = HERE / "results.json"
+CRASH_RE = re.compile(r"pytest exited with -\d+")  # killed by a signal: the mutant's doing
+
+
+def outcome(mutant: Mutant, reply: dict) -> tuple[str, str]:
+    """("killed" | "survived" | "error", detail) from the zygote's reply."""
+    if reply["hung"]:
+        return "killed", "hang"
+    try:
+        report = json.loads(reply["stdout"])
+    except json.JSONDecodeError:
+        return "error", f"no JSON from the grader (exit {reply['exit']}): {reply['stderr'][-300:]}"
+    error = report.get("error", "")
+    if error and not CRASH_RE.search(error):
+        return "error", error.splitlines()[0] if error else ""
+    row = next(r for r in report["exercises"] if r["id"] == mutant.exercise)
+    if row["status"] == "FAIL":
+        return "killed", (row["detail"] or "").strip().splitlines()[0][:120] if row["detail"] else ""
+    if row["status"] == "PASS":
+        return "survived", ""
+    return "error", f"graded {row['status']}"
+
+
+def run(selected: list[str], workers: int, timeout_s: float) -> dict:
+    equivalent = json.loads(EQUIVALENT.read_text()) if EQUIVALENT.exists() else {}
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    known = exercises()
+    with tempfile.TemporaryDirectory(prefix="minikernel-mutants-") as tmp:
+        for ident in selected:
+            start = time.monotonic()
+            found = mutants(known[ident])
+            by_path, requests = {}, []
+            for n, mutant in enumerate(found):
+                path = Path(tmp) / f"mutant_{ident.replace('.', '_')}_{n}.py"
+                path.write_text(mutant.source)
+                by_path[str(path)] = mutant
+                requests.append({"case": str(path), "exercise": ident,
+                                 "args": ["--json", f"--timeout={timeout_s}"],
+                                 "env": {**grader_env("all"), "MINIKERNEL_OVERRIDE": str(path)}})
+            print(f"{ident}: {len(found)} mutants", file=sys.stderr, flush=True)
+            counts = {"killed": 0, "survived": 0, "equivalent": 0, "error": 0}
+            survivors, errors = [], []
+            for reply in grade_in_forks(requests, workers, 4 * timeout_s):
+                mutant = by_path[reply["case"]]
+                verdict, detail = outcome(mutant, reply)
+                if verdict == "survived" and mutant.key in equivalent.get(ident, {}):
+                    verdict = "equivalent"
+                counts[verdict] += 1
+                if verdict == "survived":
+                    survivors.append({"key": mutant.key, "line": mutant.before})
+                if verdict == "error":
+                    errors.append({"key": mutant.key, "detail": detail})
+                print(f"  {mutant.key}: {verdict} {detail[:100]}", file=sys.stderr, flush=True)
+            results[ident] = {"name": ", ".join(known[ident].functions), "mutants": len(found), **counts,
+                              "seconds": round(time.monotonic() - start), "date": datetime.date.today().isoformat(),
+                              "survivors": survivors, "errors": errors}
+            RESULTS.write_text(json.dumps(dict(sorted(results.items(), key=lambda kv: _order(kv[0]))), indent=1) + "\n")
+            row = results[ident]
+            print(f"{ident}: {row['killed']} killed, {row['survived']} survived, {row['equivalent']} equivalent, "
+                  f"{row['error']} errors, {row['seconds']} s", file=sys.stderr, flush=True)
+    return results
+
+
+def _order(ident: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in ident.split("."))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.mutation", description=__doc__.splitlines()[0])
+    parser.add_argument("patterns", nargs="*", help="exercise IDs or globs (9.2, 9.*); none: every exercise")
+    parser.add_argument("--workers", type=int, default=2, help="mutants graded at a time (default 2)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="the grader's limit per mutant, in seconds (default 30)")
+    parser.add_argument("--list", action="store_true", help="print the mutants, grade nothing")
+    options = parser.parse_args(argv)
+    known = exercises()
+    patterns = options.patterns or ["*"]
+    selected = [i for i in known if any(fnmatch.fnmatchcase(i, p) for p in patterns)]
+    if not selected:
+        parser.error(f"{' '.join(patterns)} selects no exercise (IDs: {', '.join(known)})")
+    if options.list:
+        for ident in selected:
+            for mutant in mutants(known[ident]):
+                print(f"{ident} {mutant.key} | {mutant.before}")
+        return 0
+    results = run(selected, options.workers, options.timeout)
+    command = "make mutants" + (f' ARGS="{" ".join(options.patterns)}"' if options.patterns else "")
+    write_report(results, known, json.loads(EQUIVALENT.read_text()) if EQUIVALENT.exists() else {},
+                 ROOT / "docs" / "mutation.md", command)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

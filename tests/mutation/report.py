@@ -1,0 +1,58 @@
+"""Write ``docs/mutation.md`` from the kept rows (``results.json``) and ``equivalent.json``."""
+from __future__ import annotations
+
+from pathlib import Path
+
+INTRO = """\
+# Mutation testing of the exercises
+
+How strong is each exercise's test set? Each reference body in `solutions/` is changed in
+one place at a time (a *mutant*) and graded with that exercise's tests, as a learner's
+body is graded. A mutant the tests fail is *killed*; one they pass *survived*, unless it
+is *equivalent* (it computes what the reference computes: listed with the reason in
+`tests/mutation/equivalent.json`, so reruns keep it). The aim: at least 90% of the
+non-equivalent mutants of every exercise killed.
+
+```bash
+make mutants ARGS="9.*"          # a selection: IDs or globs; no ARGS: every exercise (hours on 2 cores)
+make mutants ARGS="9.2 --list"   # the mutants, graded nothing
+```
+
+The operators (`tests/mutation/mutate.py`), applied to the functions of the exercise only:
+comparison flips (`<`/`<=`, `==`/`!=`, `is`/`is not`, `in`/`not in`), off-by-one in
+`range` arguments, indices and slice bounds, arithmetic operator swaps (`+`/`-`, `*`/`/`,
+`//`, `%`, `**`, `|`/`&`), constants changed to 0/1/-1 (and booleans flipped), a statement
+dropped, two adjacent positional arguments swapped, a condition negated (`and`/`or`,
+`not` dropped), a returned value replaced by `None`. Each mutant is the reference module
+with that change, written to a temporary file and graded through `MINIKERNEL_OVERRIDE`
+(the wrong-solution corpus's mechanism, `tests/wrong/README.md`): `python -m minikernel
+grade N.M --json` with the references on, two at a time, forked from the corpus's zygote.
+FAIL, a crash or a hang kills a mutant; "errors" are mutants the grader could not grade.
+
+A run replaces the rows of the exercises it ran and keeps the others (each row says
+when it was measured); the seconds are the wall time of the exercise's run on the
+measuring machine (2 cores, shared).
+"""
+
+
+def write_report(results: dict, known: dict, equivalent: dict, path: Path, command: str) -> None:
+    lines = [INTRO, f"Last command: `{command}`.", "",
+             "| exercise | functions | mutants | killed | survived | equivalent | errors | killed of non-equivalent "
+             "| seconds | measured |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for ident, row in results.items():
+        graded = row["killed"] + row["survived"]
+        rate = f"{100.0 * row['killed'] / graded:.0f}%" if graded else "-"
+        lines.append(f"| {ident} | {row['name']} | {row['mutants']} | {row['killed']} | {row['survived']} | "
+                     f"{row['equivalent']} | {row['error']} | {rate} | {row['seconds']} | {row['date']} |")
+    not_run = [i for i in known if i not in results]
+    lines += ["", "Not run yet: " + (", ".join(not_run) if not_run else "none") + ".", ""]
+    survivors = [(i, s) for i, row in results.items() for s in row["survivors"]]
+    lines += ["## Survivors (not equivalent)", ""]
+    lines += [f"- {i} `{s['key']}`: `{s['line']}`" for i, s in survivors] or ["None."]
+    errors = [(i, e) for i, row in results.items() for e in row["errors"]]
+    if errors:
+        lines += ["", "## Not graded", ""] + [f"- {i} `{e['key']}`: {e['detail']}" for i, e in errors]
+    lines += ["", "## Equivalent mutants", ""]
+    lines += [f"- {i} `{key}`: {reason}" for i, entries in equivalent.items() if i in results
+              for key, reason in entries.items()] or ["None."]
+    path.write_text("\n".join(lines) + "\n")
