@@ -113,6 +113,11 @@ bench: setup
 notebooks: setup
 	$(PY) -m minikernel notebooks $(ARGS)
 
+## site: build the course website into build/site/ (README, docs, the chapters' stored outputs); python -m minikernel site serves it
+.PHONY: site
+site: setup
+	$(PY) -m minikernel site --build $(ARGS)
+
 ## fuzz: random programs against torch for a while, e.g. make fuzz ARGS="--minutes 30" (divergences become tests)
 fuzz: setup
 	MINIKERNEL_SOLUTIONS=all $(PY) -m tests.conformance.fuzz $(ARGS)
