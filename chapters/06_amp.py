@@ -218,20 +218,129 @@ for rows in (4096, 8):
           f"{sizes['autocast bfloat16']:6.2f} MiB under autocast")
 
 # %% [markdown]
-# **Apex.** The notes' other route is NVIDIA Apex: `amp.initialize(model, opt,
-# opt_level="O1")` (O0 float32, O1 per-op lists, O2 a float16 model with float32
-# master weights, O3 pure float16), `apex.parallel.DistributedDataParallel` and
-# `convert_syncbn_model`, 'needing a Volta GPU'. Apex's amp is deprecated: O1 is what
-# `torch.autocast` + `GradScaler` do (this chapter), Apex DDP became
-# `torch.nn.parallel.DistributedDataParallel` (chapter 07) and `convert_syncbn_model`
-# `torch.nn.SyncBatchNorm.convert_sync_batchnorm` (chapter 05). Tensor cores need
-# Volta or later for float16 speed, but autocast itself runs anywhere, CPUs
-# included. Apex is not installed here:
+# **Apex, and what replaced it.** The notes' other route is NVIDIA Apex:
+# `model, optimizer = amp.initialize(model, optimizer, opt_level="O1")`, then
+# `apex.parallel.DistributedDataParallel(model, delay_allreduce=True)` and
+# `apex.parallel.convert_syncbn_model(model)`, 'needing a Volta GPU (V100, TITAN V)'.
+# Apex's amp and its parallel wrappers are deprecated in favour of what is now in
+# PyTorch itself; Apex is not installed here, so each piece is shown through its
+# replacement. The opt levels, as the notes describe them, and their counterparts:
+#
+# | Apex | what it did | today |
+# |---|---|---|
+# | O0 | pure float32 (the accuracy baseline) | no autocast |
+# | O1 | per-op white/black lists: GEMMs and convolutions in float16, softmax and the like in float32 | `torch.autocast` + `GradScaler` — this chapter |
+# | O2 | "almost float16": the model cast to float16 except BatchNorm, float32 master weights for the optimizer | no one-call API; by hand below |
+# | O3 | pure float16 (unstable; the speed baseline) | `model.to(torch.float16)` |
+#
+# The four on the CPU, with bfloat16, one SGD step each on a small model with a
+# BatchNorm: which dtype the weights, the output and the gradients end up in.
 
 # %%
-import importlib.util
+def small_bn_model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.BatchNorm1d(16), torch.nn.ReLU(),
+                               torch.nn.Linear(16, 4))
 
-print("apex installed:", importlib.util.find_spec("apex") is not None)
+
+x_amp, y_amp = torch.randn(32, 8), torch.randn(32, 4)
+for level in ("O0", "O1", "O2", "O3"):
+    net = small_bn_model()
+    if level in ("O2", "O3"):
+        net.to(torch.bfloat16)
+        if level == "O2":  # BatchNorm back to float32 (it normalizes its bfloat16 input in float32)
+            net[1].float()
+    params = list(net.parameters())
+    # O2 keeps float32 master copies; the optimizer updates those and they are copied back into the model
+    master = [p.detach().float().requires_grad_() for p in params] if level == "O2" else params
+    opt = torch.optim.SGD(master, lr=0.1)
+    with torch.autocast("cpu", torch.bfloat16, enabled=level == "O1"):
+        out = net(x_amp.to(params[0].dtype))
+        loss = torch.nn.functional.mse_loss(out.float(), y_amp)
+    loss.backward()
+    if level == "O2":
+        for m, p in zip(master, params):
+            m.grad = p.grad.float()
+    opt.step()
+    if level == "O2":
+        with torch.no_grad():
+            for m, p in zip(master, params):
+                p.copy_(m)
+    print(f"{level}: Linear weight {str(net[0].weight.dtype):15} BatchNorm weight {str(net[1].weight.dtype):15} "
+          f"output {str(out.dtype):15} optimizer updates {master[0].dtype}")
+
+# %% [markdown]
+# Why O2 needed master weights: a 16-bit weight cannot take a small update. A
+# bfloat16 keeps 8 significant bits, so just below 1.0 its neighbouring values are
+# 2⁻⁸ ≈ 0.0039 apart; an update of 0.001 rounds away, step after step, while a
+# float32 copy accumulates it. (float16 keeps 11 bits: its limit is eight times
+# smaller, but it exists too.) Autocast sidesteps this by keeping the weights
+# float32 (§2).
+
+# %%
+w16, w32 = torch.tensor(1.0, dtype=torch.bfloat16), torch.tensor(1.0)
+for _ in range(100):
+    w16 -= 0.001
+    w32 -= 0.001
+print(f"100 updates of -0.001 from 1.0: bfloat16 weight {w16.item()}, float32 weight {w32.item():.4f}")
+
+# %% [markdown]
+# `convert_syncbn_model` became `torch.nn.SyncBatchNorm.convert_sync_batchnorm`
+# (chapter 05 builds SyncBatchNorm's statistics): it walks the model and swaps every
+# BatchNorm for a SyncBatchNorm with the same parameters and running statistics. The
+# conversion runs anywhere; in evaluation mode the layer is an ordinary BatchNorm:
+
+# %%
+bn_model = small_bn_model()
+for _ in range(3):
+    bn_model(torch.randn(32, 8))  # training-mode passes give the running statistics some values
+synced = torch.nn.SyncBatchNorm.convert_sync_batchnorm(copy.deepcopy(bn_model))
+print("layers after conversion:", [type(m).__name__ for m in synced])
+print("same parameters and running statistics:",
+      all(torch.equal(a, b) for a, b in zip(bn_model.state_dict().values(), synced.state_dict().values())))
+bn_model.eval()
+synced.eval()
+print("same output in eval mode:", torch.equal(bn_model(x_amp), synced(x_amp)))
+
+# %% [markdown]
+# Apex's `delay_allreduce=True` held every gradient all-reduce until the end of
+# backward. Torch's `DistributedDataParallel` overlaps instead: gradients are grouped
+# in buckets (25 MiB by default, `bucket_cap_mb`) and each bucket's all-reduce starts
+# as soon as its gradients are ready, during backward (chapter 07 builds this
+# reducer). The nearest thing to Apex's delay is the `delay_all_reduce_named_params`
+# argument: the listed parameters are left out of the buckets and reduced together
+# when the gradient of `param_to_hook_all_reduce` is ready — with the first layer's
+# weight, whose gradient comes last, that is the end of backward. A one-process
+# group (gloo, world size 1) is enough to build it and run an autocast step through
+# it; and it shows one limit of the CPU: DDP accepts SyncBatchNorm only on GPU
+# modules.
+
+# %%
+import os
+import tempfile
+
+import torch.distributed as dist
+
+store_dir = tempfile.mkdtemp(prefix="minikernel-ch06-")
+dist.init_process_group("gloo", store=dist.FileStore(os.path.join(store_dir, "store"), 1), rank=0, world_size=1)
+try:
+    torch.nn.parallel.DistributedDataParallel(synced)
+except ValueError as err:
+    print("DDP with SyncBatchNorm on the CPU: ValueError:", err)
+net, plain = small_bn_model(), small_bn_model()
+delayed = [(name, p) for name, p in net.named_parameters() if name != "0.weight"]
+ddp = torch.nn.parallel.DistributedDataParallel(net, delay_all_reduce_named_params=delayed,
+                                                param_to_hook_all_reduce=net[0].weight)
+print("bucket cap:", ddp.bucket_bytes_cap // 2**20, "MiB | left to the delayed all-reduce:",
+      sorted(ddp.parameters_to_ignore))
+scaler = torch.amp.GradScaler("cpu")
+for wrapped in (ddp, plain):
+    with torch.autocast("cpu", torch.bfloat16):
+        out = wrapped(x_amp)
+    scaler.scale(torch.nn.functional.mse_loss(out.float(), y_amp)).backward()
+print("output under autocast:", out.dtype, "| gradients equal to the model without DDP:",
+      all(torch.equal(a.grad, b.grad) for a, b in zip(net.parameters(), plain.parameters())))
+dist.destroy_process_group()
 
 # %% [markdown]
 # ## 3. The GradScaler in PyTorch
