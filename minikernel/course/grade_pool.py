@@ -140,7 +140,13 @@ def run_all(groups: dict[str, list], run_one: Callable[[str, list], None], *, ou
         while pending or running:
             while pending and len(running) < max(jobs, 1):
                 exercise_id = pending.pop(0)
-                running[_start(exercise_id, groups[exercise_id], run_one, out)] = (exercise_id, time.monotonic())
+                try:
+                    running[_start(exercise_id, groups[exercise_id], run_one, out)] = (exercise_id, time.monotonic())
+                except BlockingIOError:  # the process limit is reached (a fork bomb in a running exercise)
+                    pending.insert(0, exercise_id)
+                    if not running:
+                        raise
+                    break  # start it once a running exercise has ended and its processes are killed
             for pid, (exercise_id, started) in list(running.items()):
                 seconds = time.monotonic() - started
                 if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
