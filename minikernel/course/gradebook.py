@@ -107,9 +107,15 @@ def build_tree(base: Path, student_root: Path, dest: Path, files: list[Path]) ->
         (target / "__init__.py").touch()
     # The course's own checkout is on sys.path (editable install): take it off, so
     # the student's code finds neither its solutions/ nor its teacher tests.
+    # In the sandbox, the processes the grader forks (pytest, each exercise) write their
+    # temporary files to MINIKERNEL_SCRATCH, not beside the grader's own (sandbox.Sandbox.env).
     (dest / "sitecustomize.py").write_text(
-        "import sys\n"
-        f"sys.path[:] = [p for p in sys.path if p.rstrip('/') != {str(edition.ROOT)!r}]\n")
+        "import os, sys, tempfile\n"
+        f"sys.path[:] = [p for p in sys.path if p.rstrip('/') != {str(edition.ROOT)!r}]\n"
+        "if os.environ.get('MINIKERNEL_SCRATCH'):\n"
+        "    def _scratch():\n"
+        "        tempfile.tempdir = os.environ['TMPDIR'] = os.environ['MINIKERNEL_SCRATCH']\n"
+        "    os.register_at_fork(after_in_child=_scratch)\n")
     return overlay(student_root, dest, files)
 
 

@@ -28,6 +28,8 @@ from pathlib import Path
 
 LAUNCHER = Path(__file__).with_name("launcher.py")
 INSIDE = Path("/tmp/grading")  #: where the grading tree and the launcher appear in the sandbox
+RUNNER = INSIDE / "run"  #: the grader's own temporary files
+RUNNER_MB = 256
 NOBODY = 65534
 DEFAULT_NPROC = 512
 DEFAULT_NOFILE = 1024
@@ -76,6 +78,8 @@ class Sandbox:
                  f"the grading may write {limits.disk_mb} MB in all, in its private /tmp (--disk-mb)"),
                 (("Read-only file system",),
                  "the grading sandbox lets an exercise write only in its private /tmp, not in the course"),
+                (("Permission denied",) * (self.kind == "bubblewrap"),
+                 "the grading runs as an unprivileged user that may write only in its private /tmp"),
                 (("MemoryError", "Cannot allocate memory", "can't allocate memory", "Unable to allocate"),
                  f"the address space of a process is limited to {limits.memory_mb} MB (--memory-mb)"),
                 (("Resource temporarily unavailable", "can't start new thread"),
@@ -96,8 +100,11 @@ class Sandbox:
     def env(self, tree: Path) -> dict[str, str]:
         if self.kind != "bubblewrap":
             return {}
-        return {"TMPDIR": "/tmp", "HOME": "/tmp/home", "XDG_CACHE_HOME": "/tmp/cache", "NUMBA_CACHE_DIR": "/tmp/numba",
-                "MPLCONFIGDIR": "/tmp/matplotlib"}
+        # The grader's own files (its results, logs, numba's cache) on a tmpfs of their own, so
+        # that a submission filling its /tmp cannot stop them being written; the processes it
+        # forks (pytest, the exercises) use /tmp (the tree's sitecustomize, MINIKERNEL_SCRATCH).
+        return {"TMPDIR": str(RUNNER), "MINIKERNEL_SCRATCH": "/tmp", "HOME": "/tmp/home", "XDG_CACHE_HOME": "/tmp/cache",
+                "NUMBA_CACHE_DIR": str(RUNNER / "numba"), "MPLCONFIGDIR": "/tmp/matplotlib"}
 
     def wrap(self, command: list[str], tree: Path) -> list[str]:
         """``command`` (run in ``tree``) inside the sandbox, under the launcher."""
@@ -150,6 +157,7 @@ def _bwrap_args(bwrap: str, tree: Path, hide: list[Path], limits: Limits, root: 
         if under:
             args += [*_mount_point(path, under[0]), "--ro-bind", str(path), str(path)]
     args += ["--perms", "1777", "--size", disk, "--tmpfs", "/tmp", "--perms", "0755", "--dir", str(INSIDE),
+             "--perms", "1777", "--size", str(RUNNER_MB << 20), "--tmpfs", str(RUNNER),
              "--ro-bind", str(tree), str(INSIDE / "tree"), "--ro-bind", str(LAUNCHER), str(INSIDE / "launcher.py"),
              "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", disk, "--tmpfs", "/dev/shm",
              "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
