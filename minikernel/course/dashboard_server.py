@@ -252,6 +252,7 @@ def start_beside_lab(port: int = DEFAULT_PORT, preexec_fn=None) -> tuple[str | N
         url = url_for(port)
     process = subprocess.Popen([sys.executable, "-m", "minikernel", "dashboard", "--port", str(port)],
                                cwd=ROOT, stdin=subprocess.DEVNULL, start_new_session=True,
+                               stdout=subprocess.DEVNULL,  # the launcher prints where it is; warnings still show
                                preexec_fn=preexec_fn)
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline and process.poll() is None:

@@ -1,11 +1,18 @@
 """``python -m minikernel lab``: start JupyterLab on the course.
 
 The server runs from this environment's interpreter (``sys.executable -m
-jupyterlab``), serves the course folder (so both ``chapters/`` and the files you
-write, ``minikernel/``, are in the file browser), listens on 127.0.0.1 only, keeps
-token authentication on, and prints the URL to open, token included: it opens
-chapter 01 (``chapters/01_strides.ipynb``). Ctrl-C stops it cleanly (running
-kernels are shut down).
+jupyterlab``), serves the course folder (so both your notebooks, ``my-notebooks/``,
+and the files you write, ``minikernel/``, are in the file browser), listens on
+127.0.0.1 only, keeps token authentication on, and prints one block: the URL to
+open, token included (it opens your copy of chapter 01), where to start, and the
+dashboards' pages. Ctrl-C stops it cleanly (running kernels are shut down).
+
+Your notebooks are copies of ``chapters/`` made on the first start
+(``lab_notebooks``): saving them changes no file of the course, so ``make update``
+(``git pull``) never conflicts with your work. The server's routine log is left out
+(JupyterLab logs warnings and errors only; kernels use Unix sockets rather than TCP,
+which each kernel would warn about; tornado's note about Jupyter's ping settings is
+dropped).
 
 Beside it runs the visdom server of the live dashboards
 (``minikernel/course/dashboard_server.py``) on 127.0.0.1:8097, stopped on exit too. A
@@ -18,9 +25,8 @@ dashboards then draw inline); ``--dashboard-port N`` starts it on port N instead
 
 The lab is set up for reading the chapters: JupyterLab's settings come from
 ``minikernel/course/lab_settings/overrides.json`` (no "Jupyter news" prompt, no
-update check), and the file browser hides each chapter's jupytext source
-(``NN_topic.py``): the notebook beside it is what to open, and saving the notebook
-writes the source too (jupytext pairs them).
+update check), and the file browser hides the course's ``chapters/`` (their
+notebooks and jupytext sources): your copies are what to open.
 
 Any argument this command does not know is passed on to ``jupyter lab``
 unchanged, for example ``--ServerApp.base_url=/course/`` or a notebook to open.
@@ -42,19 +48,23 @@ import urllib.request
 from pathlib import Path
 
 try:
-    from . import dashboard_server, ports
+    from . import dashboard_server, lab_notebooks, ports
 except ImportError:  # run as a plain script: python minikernel/course/lab.py
     import dashboard_server  # type: ignore[no-redef]
+    import lab_notebooks  # type: ignore[no-redef]
     import ports  # type: ignore[no-redef]
 
 
 ROOT = Path(__file__).resolve().parents[2]  # the course folder: the lab's root
 CHAPTERS = ROOT / "chapters"
-FIRST_NOTEBOOK = "chapters/01_strides.ipynb"  # where the lab opens, relative to ROOT
+FIRST_NOTEBOOK = f"{lab_notebooks.FOLDER}/01_strides.ipynb"  # where the lab opens (your copy), relative to ROOT
 LAB_SETTINGS = Path(__file__).resolve().parent / "lab_settings"  # overrides.json: JupyterLab's defaults for the course
-#: Not listed in the file browser: the chapters' jupytext sources (their notebooks
-#: are listed), besides jupyter_server's own defaults.
-HIDDEN = ["__pycache__", "*.pyc", "*.pyo", ".DS_Store", "*~", "[0-9][0-9]_*.py"]
+#: Not listed in the file browser: the course's own chapters (you open your copies in
+#: my-notebooks/) and their jupytext sources, besides jupyter_server's own defaults.
+HIDDEN = ["__pycache__", "*.pyc", "*.pyo", ".DS_Store", "*~", "[0-9][0-9]_*.py", "chapters"]
+#: Server messages a learner can do nothing about (module doc): JupyterLab's INFO log,
+#: and tornado's note that Jupyter's websocket ping settings differ from its own.
+QUIET_LOGGING = {"loggers": {"tornado.general": {"level": "ERROR"}}}
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8888
 PORT_SEARCH = 100  # try 8888, 8889, ... up to this many ports
@@ -127,6 +137,25 @@ def _child_setup():
     return setup
 
 
+def ready_block(url: str, dashboard_lines: list[str], token_ok: bool = True, token: bool = True) -> str:
+    """What the launcher prints once JupyterLab answers: where to go, and nothing else."""
+    if not token:
+        opening = "Open (NO authentication, as you asked):"
+    elif token_ok:
+        opening = "Open this URL (it holds the access token):"
+    else:
+        opening = ("Open this URL (the server did not take the token: a Jupyter config file may set "
+                   "another; use that one if the page asks):")
+    lines = ["", "=" * 72, "  minikernel is ready. " + opening, f"    {url}",
+             f"  Start with {FIRST_NOTEBOOK}: your copy of chapter 01 (chapters/ stays the course's).",
+             "  You write the exercises in minikernel/: each box links to its function; save the",
+             "  file and run the cell again.",
+             f"  Live dashboards: {dashboard_lines[0]}",
+             *(f"    {line}" for line in dashboard_lines[1:]),
+             "  Ctrl-C stops everything. Course updates later: make update.", "=" * 72, ""]
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The launcher's own options; everything else goes to ``jupyter lab``."""
     parser = argparse.ArgumentParser(
@@ -196,19 +225,22 @@ def main(argv: list[str] | None = None) -> int:
     else:
         token = user_token
     env = dict(os.environ, JUPYTER_TOKEN=token) if token else dict(os.environ)
+    for line in lab_notebooks.sync(ROOT):  # your copies of the chapters (module doc)
+        say(line)
     dashboard = None  # the visdom server this launcher started (None: none, or not ours)
+    dashboard_lines = ["off (--no-dashboard): dashboards draw inline"]
     if args.no_dashboard:
         pass
     elif env.get(dashboard_server.URL_VARIABLE):
-        say(f"dashboards: using {dashboard_server.URL_VARIABLE}={env[dashboard_server.URL_VARIABLE]}")
+        dashboard_lines = [f"{env[dashboard_server.URL_VARIABLE]} (from {dashboard_server.URL_VARIABLE})"]
     else:
         visdom_url, dashboard, message = dashboard_server.start_beside_lab(
             args.dashboard_port, preexec_fn=_child_setup())
-        say(f"dashboards: {message}")
+        dashboard_lines = [message]
         if visdom_url:
             env[dashboard_server.URL_VARIABLE] = visdom_url  # the kernels' Dashboard reads it
-            for line in dashboard_server.env_lines(visdom_url, CHAPTERS):
-                say(f"dashboards: {line}")
+            dashboard_lines = [visdom_url] + [line.strip() for line in
+                                              dashboard_server.env_lines(visdom_url, CHAPTERS)[1:]]
 
     cmd = [
         sys.executable,
@@ -222,12 +254,19 @@ def main(argv: list[str] | None = None) -> int:
         "--no-browser",
         f"--LabApp.app_settings_dir={LAB_SETTINGS}",
         "--ContentsManager.hide_globs=" + repr(HIDDEN),
+        "--ServerApp.log_level=WARN",  # its start-up INFO lines: the block below says what matters
+        "--LabApp.log_level=WARN",
+        f"--ServerApp.logging_config={QUIET_LOGGING!r}",
     ]
+    if os.name == "posix":
+        # Kernels talk to the server over Unix sockets in Jupyter's runtime folder (only
+        # this user can open them), not over TCP, which each kernel warns about.
+        cmd.append("--KernelManager.transport=ipc")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")
     cmd += extra  # last, so the user's settings win
 
-    say(f"starting JupyterLab on {ROOT} ...")
+    say("starting JupyterLab ...")
     try:
         proc = subprocess.Popen(
             cmd,
@@ -276,20 +315,9 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(0.25)
 
         if ready and not signals_seen:
-            if token:
-                status = _http_status(base + "api/status", token=token)
-                url = f"{base}lab/tree/{FIRST_NOTEBOOK}?token={token}"
-                say(f"JupyterLab is serving {ROOT} (chapters/, and minikernel/ where you write the exercises)")
-                if status == 200:
-                    say("open this URL in your browser (it contains the access token):")
-                else:
-                    say("the server did not accept the token (a Jupyter config file may set "
-                        "another one); if this URL asks for a password, use the one Jupyter printed:")
-                say(f"    {url}")
-            else:
-                say(f"JupyterLab is serving {ROOT} WITHOUT authentication (as you asked):")
-                say(f"    {base}lab/tree/{FIRST_NOTEBOOK}")
-            say("press Ctrl-C to stop it")
+            status = _http_status(base + "api/status", token=token) if token else 200
+            url = f"{base}lab/tree/{FIRST_NOTEBOOK}" + (f"?token={token}" if token else "")
+            print(ready_block(url, dashboard_lines, token_ok=status == 200, token=bool(token)), flush=True)
         elif proc.poll() is None and not signals_seen:
             say(f"the server has not answered after {READY_TIMEOUT_S:.0f} s; its log is above")
 
