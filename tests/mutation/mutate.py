@@ -199,6 +199,17 @@ def _with_change(function: ast.FunctionDef, slots: dict, node: ast.AST, replacem
             getattr(parent, name)[index] = node
 
 
+def _annotations(node: ast.AST) -> list[ast.expr]:
+    """The type hints on ``node`` (never evaluated in the course's modules: nothing to mutate)."""
+    if isinstance(node, ast.AnnAssign):
+        return [node.annotation]
+    if isinstance(node, ast.arg):
+        return [node.annotation] if node.annotation else []
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [node.returns] if node.returns else []
+    return []
+
+
 def mutants(exercise: Exercise, text: str | None = None) -> list[Mutant]:
     """Every mutant of the exercise's reference functions (``text``: the reference module's
     source, read from ``solutions/`` when not given), in source order."""
@@ -210,7 +221,8 @@ def mutants(exercise: Exercise, text: str | None = None) -> list[Mutant]:
     for function in tree.body:
         if not isinstance(function, ast.FunctionDef) or function.name not in exercise.functions:
             continue
-        body = [n for stmt in function.body for n in ast.walk(stmt)]
+        annotations = {id(a) for n in ast.walk(function) for a in _annotations(n) for a in ast.walk(a)}
+        body = [n for stmt in function.body for n in ast.walk(stmt) if id(n) not in annotations]
         negated = {id(n.operand) for n in body if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub)}
         changes = [c for n in body for c in _changes(n, negated)] + list(_statement_drops(function))
         changes.sort(key=lambda c: (c[1].lineno, c[1].col_offset, c[0]))
