@@ -36,7 +36,7 @@ from widgets.stride_explorer import layout, operations, render_html
 #: every exercise the explorer calls runs its reference (True with MINIKERNEL_SOLUTIONS=all)
 REFERENCE = all(uses_reference(i) for i in ("1.1", "1.2", "1.3", "1.5", "1.6"))
 CELL_RE = re.compile(r'class="mk-cell" data-index="([^"]*)" data-pos="(\d+)"')
-TODO_RE = re.compile(r"Finish exercise (\d+\.\d+) \((\w+)\) to see this view")
+TODO_RE = re.compile(r"Finish exercise (\d+\.\d+) \((\w+)\) to see yours here; meanwhile, PyTorch&#x27;s:")
 
 HEADERS = [  # shape, strides, offset, storage size
     ((3, 4), (4, 1), 0, 12),
@@ -70,12 +70,14 @@ def _indices(shape) -> list[tuple[int, ...]]:
 
 
 def todo_or_none(page: str) -> str | None:
-    """The exercise a 'Finish exercise N.M' message names, checking it may be unfinished."""
+    """The exercise a 'Finish exercise N.M' message names, checking it may be unfinished
+    and that PyTorch's picture is drawn meanwhile (never an empty widget)."""
     match = TODO_RE.search(page)
     if match:
         assert not uses_reference(match.group(1)), f"references are on, yet the widget says: {match.group(0)}"
-        assert "mk-cell" not in page and "Traceback" not in page
+        assert 'class="mk-picture mk-torch-side"' in page and "mk-cell" in page and "Traceback" not in page
         return match.group(1)
+    assert "mk-torch-side" not in page
     return None
 
 
@@ -124,8 +126,7 @@ def _op_cases():
 def test_operation_view_is_torchs(shape, op):
     w = stride_explorer(shape, op=op)
     page = w.picture.value
-    if todo_or_none(page):
-        return
+    todo_or_none(page)  # yours, or PyTorch's while yours is unfinished: the same picture
     x = torch.arange(torch.Size(shape).numel()).view(shape)
     view = operations(shape)[op][1](x, tuple(shape[::-1]) if len(shape) > 1 else (2, -1))
     assert "mk-error" not in page and "mk-warn" not in page, page
@@ -142,8 +143,7 @@ def test_as_strided_mode_is_torchs(shape, strides, offset, storage):
     w = stride_explorer(shape, strides=strides, offset=offset, storage=storage)
     assert w.mode.value == "strided" and w.offset.value == offset
     page = w.picture.value
-    if todo_or_none(page):
-        return
+    todo_or_none(page)
     assert cells(page) == oracle(shape, strides, offset, storage)
     assert f"torch.as_strided(torch.arange({storage}), {shape}, {strides}, {offset})" in page
 
@@ -155,8 +155,7 @@ def test_offset_slider_moves_the_view():
     before = w.picture.value
     w.offset.value = 2
     after = w.picture.value
-    if todo_or_none(after):
-        return
+    todo_or_none(after)
     assert after != before
     assert cells(after) == {i: p + 2 for i, p in cells(before).items()}
     assert "torch.as_strided(torch.arange(12), (2, 3), (3, 1), 2)" in after
@@ -190,26 +189,29 @@ def test_invalid_operation_input_shows_an_error_line(field, text, message):
 
 
 def test_unfinished_exercise_shows_which_to_finish(monkeypatch):
-    """Both modes: with index_to_position a stub, the widget names it and draws nothing."""
+    """Both modes: with index_to_position a stub, the widget names it and draws PyTorch's picture."""
     def stub(index, strides, offset=0):
         raise NotImplementedError("exercise 1.2 (index_to_position) is not implemented yet")
 
     monkeypatch.setattr(S, "index_to_position", stub)
     monkeypatch.setattr(S, "to_index", unravel)
-    for w in (stride_explorer(), stride_explorer(op="[:, ::2]"), stride_explorer(strides=(1, 3))):
-        assert "Finish exercise 1.2 (index_to_position) to see this view" in w.picture.value
-        assert "mk-cell" not in w.picture.value
+    for w, view in ((stride_explorer(), torch.arange(12).view(3, 4)),
+                    (stride_explorer(op="[:, ::2]"), torch.arange(12).view(3, 4)[:, ::2]),
+                    (stride_explorer(strides=(1, 3)), torch.arange(12).as_strided((3, 4), (1, 3)))):
+        page = w.picture.value
+        assert TODO_RE.search(page)[1] == "1.2" and 'class="mk-picture mk-torch-side"' in page, page
+        assert cells(w.picture.value) == {i: int(view[i]) for i in _indices(tuple(view.shape))}
 
 
 def test_draws_with_references_or_names_the_exercise_to_finish():
-    """References on: pictures, no message. Stubs untouched: the message, no picture."""
+    """References on: pictures, no message. Stubs untouched: the message and PyTorch's picture."""
     untouched = run_or_todo(S.index_to_position, (0,), (1,), 0) is None
     for w in (stride_explorer(), stride_explorer((2, 3, 4), op="permute"), stride_explorer(strides=(4, 1))):
         page = w.picture.value
         if REFERENCE:
             assert cells(page) and not TODO_RE.search(page), page
         elif untouched:
-            assert TODO_RE.search(page) and not cells(page), page
+            assert todo_or_none(page) and cells(page), page
 
 
 def test_wrong_positions_are_flagged(monkeypatch):

@@ -4,8 +4,9 @@ The picture is drawn with *your* chapter-01 functions: every logical index comes
 from ``to_index`` (exercise 1.3), its storage position from ``index_to_position``
 (1.2), the header of an operation's result from minikernel's own ``Tensor`` ops,
 and ``is_contiguous`` / ``contiguous_strides`` (1.6, 1.1) fill in the rest. Where
-your answer differs from PyTorch's, a warning line says so; while a stub is
-unfinished, the widget names the exercise to finish instead of drawing.
+your answer differs from PyTorch's, a warning line says so. While a stub is
+unfinished, the widget draws PyTorch's picture of the same view (labelled as such,
+class ``mk-torch-side``) under a line naming the exercise to finish to see yours.
 
 The drawing is plain HTML, so ``layout`` and ``render_html`` work without a
 browser; cells carry ``data-index`` and ``data-pos`` attributes.
@@ -13,6 +14,7 @@ browser; cells carry ``data-index`` and ``data-pos`` attributes.
 from __future__ import annotations
 
 import html
+import itertools
 import math
 import re
 from collections import Counter
@@ -68,6 +70,13 @@ def operations(shape: Sequence[int]) -> dict[str, tuple[str, Callable]]:
 
 def _default_view(shape: Sequence[int]) -> str:
     return _args(tuple(shape)[::-1] if len(shape) > 1 else (2, -1))
+
+
+def torch_layout(shape: Sequence[int], strides: Sequence[int], offset: int,
+                 storage_size: int) -> list[tuple[tuple[int, ...], int]]:
+    """``layout`` as PyTorch answers it: ``torch.as_strided`` over ``torch.arange``."""
+    view = torch.as_strided(torch.arange(storage_size), tuple(shape), tuple(strides), offset)
+    return [(tuple(int(i) for i in index), int(view[index])) for index in itertools.product(*map(range, shape))]
 
 
 def layout(shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> list[tuple[tuple[int, ...], int]]:
@@ -157,7 +166,8 @@ def _strip(cells: list, storage_size: int) -> str:
 
 
 def render_html(shape: Sequence[int], strides: Sequence[int], offset: int = 0,
-                storage_size: int | None = None, call: str = "", warnings: Sequence[str] = ()) -> str:
+                storage_size: int | None = None, call: str = "", warnings: Sequence[str] = (),
+                torch_side: bool = False) -> str:
     r"""Draw a view of ``torch.arange(storage_size)``: header, logical grid(s), storage strip.
 
     Args:
@@ -167,6 +177,8 @@ def render_html(shape: Sequence[int], strides: Sequence[int], offset: int = 0,
         storage_size (int, optional): elements in the storage. Default: just enough
         call (str, optional): the torch call that makes this view, shown verbatim. Default: ``""``
         warnings (sequence of str, optional): extra lines shown above the picture. Default: ``()``
+        torch_side (bool, optional): draw PyTorch's answer instead of yours (while your
+            exercises are unfinished). Default: ``False``
 
     Raises ValueError for a view that does not fit its storage, and whatever your
     exercises raise (NotImplementedError while a stub is unfinished).
@@ -181,13 +193,18 @@ def render_html(shape: Sequence[int], strides: Sequence[int], offset: int = 0,
     if storage_size is None:
         storage_size = offset + 1 + sum((n - 1) * s for n, s in zip(shape, strides))
     check_header(shape, strides, offset, storage_size)
+    oracle = torch.as_strided(torch.arange(storage_size), shape, strides, offset)
+    if torch_side:
+        cells = torch_layout(shape, strides, offset, storage_size)
+        contiguous, natural = oracle.is_contiguous(), torch.empty(shape).stride()
+        return (f'<div class="mk-picture mk-torch-side">{_header(shape, strides, offset, contiguous, natural, call)}'
+                f'{_grids(cells, shape, storage_size)}{_strip(cells, storage_size)}</div>')
     cells = layout(shape, strides, offset)
     for index, pos in cells:
         if not 0 <= pos < storage_size:
             raise ValueError(f"index_to_position({index}, {strides}, {offset}) = {pos} is outside the "
                              f"storage (0..{storage_size - 1}); check exercise 1.2")
     contiguous, natural = _optional(S.is_contiguous, shape, strides), _optional(S.contiguous_strides, shape)
-    oracle = torch.as_strided(torch.arange(storage_size), shape, strides, offset)
     warnings = list(warnings)
     wrong = [(i, p, t) for (i, p), t in zip(cells, oracle.flatten().tolist()) if p != t]
     if wrong:
@@ -195,19 +212,24 @@ def render_html(shape: Sequence[int], strides: Sequence[int], offset: int = 0,
                         .format(*wrong[0]))
     if isinstance(contiguous, bool) and contiguous != oracle.is_contiguous():
         warnings.append(f"torch says is_contiguous() is {not contiguous}; yours says {contiguous} (1.6)")
-    if contiguous is not True:
-        contiguous = (f"{contiguous} &nbsp;<span style='color:#555;white-space:nowrap'>(contiguous "
-                      f"strides would be {natural})</span>")
-    header = (f'<div class="mk-header" style="font:13px monospace"><b>shape</b> {shape} &nbsp; '
-              f'<b>stride()</b> {strides} &nbsp; <b>storage_offset()</b> {offset} &nbsp; '
-              f'<b>is_contiguous()</b> {contiguous}</div><div class="mk-call" style="font:13px '
-              f'monospace;margin:4px 0"><code>{html.escape(call)}</code></div>')
+    header = _header(shape, strides, offset, contiguous, natural, call)
     return (f'<div class="mk-picture">{header}{"".join(message_html(w, "warn") for w in warnings)}'
             f'{_grids(cells, shape, storage_size)}{_strip(cells, storage_size)}</div>')
 
 
-def _op_view(shape: tuple[int, ...], key: str, view_as: tuple[int, ...]) -> tuple:
-    """(header from minikernel, header from torch, storage size, torch call) of an operation."""
+def _header(shape: tuple, strides: tuple, offset: int, contiguous, natural, call: str) -> str:
+    if contiguous is not True:
+        contiguous = (f"{contiguous} &nbsp;<span style='color:#555;white-space:nowrap'>(contiguous "
+                      f"strides would be {natural})</span>")
+    return (f'<div class="mk-header" style="font:13px monospace"><b>shape</b> {shape} &nbsp; '
+            f'<b>stride()</b> {strides} &nbsp; <b>storage_offset()</b> {offset} &nbsp; '
+            f'<b>is_contiguous()</b> {contiguous}</div><div class="mk-call" style="font:13px '
+            f'monospace;margin:4px 0"><code>{html.escape(call)}</code></div>')
+
+
+def _op_view(shape: tuple[int, ...], key: str, view_as: tuple[int, ...], mine: bool = True) -> tuple:
+    """(header from minikernel, header from torch, storage size, torch call) of an operation;
+    ``mine=False``: torch's header twice (your exercises are not called)."""
     numel = math.prod(shape)
     if not shape or min(shape) < 0 or numel > MAX_ELEMENTS:
         raise ValueError(f"x needs at least one dimension, sizes >= 0 and at most {MAX_ELEMENTS} elements")
@@ -215,9 +237,11 @@ def _op_view(shape: tuple[int, ...], key: str, view_as: tuple[int, ...]) -> tupl
     call = f"torch.arange({numel})" + (f".view({_args(shape)})" if len(shape) > 1 else "")
     x = torch.arange(numel).view(shape)
     want = fn(x, view_as)                     # where torch refuses, its error is shown
-    mine = fn(Tensor.from_torch(x), view_as)  # your exercises at work
-    header = (tuple(mine.shape), tuple(mine.stride()), mine.storage_offset())
     expected = (tuple(want.shape), want.stride(), want.storage_offset())
+    if not mine:
+        return expected, expected, numel, call + code.format(_args(view_as))
+    yours = fn(Tensor.from_torch(x), view_as)  # your exercises at work
+    header = (tuple(yours.shape), tuple(yours.stride()), yours.storage_offset())
     return header, expected, numel, call + code.format(_args(view_as))
 
 
@@ -303,24 +327,33 @@ class StrideExplorer(StaticView, W.VBox):
     def _draw(self) -> str:
         self._last = None
         try:
-            if self.mode.value == "op":
-                header, expected, size, call = _op_view(parse_ints(self.base.value, "x shape"), self.op.value,
-                                                        parse_ints(self.view_as.value, "view as"))
-                self._last = (header, size)
-                warn = [] if header == expected else [
-                    f"torch gives (shape, stride, offset) {expected}; your minikernel gives {header}"]
-                return render_html(*header, size, call, warn)
-            shape = parse_ints(self.shape.value, "shape")
-            strides = parse_ints(self.strides.value, "strides") or tuple(S.contiguous_strides(shape))
-            size, offset = self.storage.value, self.offset.value
-            call = f"torch.as_strided(torch.arange({size}), {shape}, {strides}, {offset})"
-            return render_html(shape, strides, offset, size, call)
+            return self._draw_side(mine=True)
         except NotImplementedError as exc:
             if not stub_exercise_id(exc):
                 return message_html(f"NotImplementedError: {exc}")
-            return message_html(finish_message(exc, "to see this view"), "todo")
+            note = message_html(finish_message(exc, "to see yours here; meanwhile, PyTorch's:"), "todo")
+            try:
+                return note + self._draw_side(mine=False)
+            except Exception as err:  # noqa: BLE001 - a readable line, never a traceback
+                return note + message_html(f"{type(err).__name__}: {err}")
         except Exception as exc:  # a readable line, never a traceback
             return message_html(f"{type(exc).__name__}: {exc}")
+
+    def _draw_side(self, mine: bool) -> str:
+        """The picture drawn by your exercises (``mine``), or by PyTorch alone."""
+        if self.mode.value == "op":
+            header, expected, size, call = _op_view(parse_ints(self.base.value, "x shape"), self.op.value,
+                                                    parse_ints(self.view_as.value, "view as"), mine)
+            self._last = (header, size)
+            warn = [] if header == expected else [
+                f"torch gives (shape, stride, offset) {expected}; your minikernel gives {header}"]
+            return render_html(*header, size, call, warn, torch_side=not mine)
+        shape = parse_ints(self.shape.value, "shape")
+        strides = parse_ints(self.strides.value, "strides") or tuple(
+            S.contiguous_strides(shape) if mine else torch.empty(shape).stride())
+        size, offset = self.storage.value, self.offset.value
+        call = f"torch.as_strided(torch.arange({size}), {shape}, {strides}, {offset})"
+        return render_html(shape, strides, offset, size, call, torch_side=not mine)
 
 
 def stride_explorer(shape: Sequence[int] = (3, 4), op: str = "none", strides: Sequence[int] | None = None,
