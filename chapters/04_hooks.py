@@ -823,6 +823,92 @@ for run in ("torch", "minikernel"):
           f"images: {tags['images']}; graph: {tags['graph']}")
 
 # %% [markdown]
+# ### Visdom's other windows: scatter, stem, heatmap, image, text
+#
+# The dashboard draws lines (loss, learning rate, activation statistics, gradient
+# norms) and histograms. The notes list visdom's other window kinds as well —
+# `scatter`, `stem`, `heatmap`, `image` and `text` — which come from visdom's own
+# client, `visdom.Visdom`. Here they show the spiral run: the points coloured by the
+# class the trained network predicts, the loss every 30 steps as stems, the
+# confusion matrix as a heatmap, the first layer's weights as an image, and a line
+# of text.
+#
+# Each call turns its data into the window's JSON (plotly traces for the plots) and
+# POSTs it to the server. With `offline=True, log_to_filename=...` the client writes
+# those messages to a file instead, one JSON line per window, so the same calls run
+# with or without a server. The file is also a way to keep windows that the server
+# holds only in memory: `Visdom(...).replay_log(file)` sends them again to a running
+# server, now or after it restarts (the other way is saving the env from its page).
+
+# %%
+import json
+import tempfile
+from pathlib import Path
+
+import visdom
+
+with torch.no_grad():
+    predicted = spiral_net(points).argmax(dim=1)
+confusion = torch.zeros(classes, classes)
+confusion.index_put_((labels, predicted), torch.ones(len(labels)), accumulate=True)
+class_names = [str(c) for c in range(classes)]
+every_30 = np.arange(0, 300, 30)
+
+visdom_log = Path(tempfile.mkdtemp(prefix="minikernel-ch04-")) / "ch04_windows.jsonl"
+offline = visdom.Visdom(env="ch04", offline=True, log_to_filename=str(visdom_log))
+offline.scatter(X=points.numpy(), Y=(predicted + 1).numpy(), win="spiral predictions",
+                opts={"title": "predicted class", "legend": class_names, "markersize": 4})
+offline.stem(X=np.array(losses)[every_30], Y=every_30, win="loss stems", opts={"title": "loss every 30 steps"})
+offline.heatmap(X=confusion.numpy(), win="confusion", opts={"title": "confusion matrix (rows: true class)",
+                                                            "rownames": class_names, "columnnames": class_names})
+offline.image(picture[None].numpy(), win="layer 0 weight", opts={"title": "layer 0 weight (32 × 2)"})
+offline.text(f"<b>spiral MLP</b>: 300 steps of SGD at lr 0.5, training accuracy {accuracy:.0%}", win="summary")
+
+for line in visdom_log.read_text().splitlines():
+    endpoint, message = json.loads(line)
+    kinds = [part["type"] for part in message["data"]]
+    print(f"/{endpoint} env {message['eid']!r}, window {message['win']!r:22}: {len(kinds)} × {sorted(set(kinds))}")
+print("confusion matrix counts every point once:", int(confusion.sum()) == len(labels))
+
+# %% [markdown]
+# A scatter gets one plotly trace per class; visdom has no stem trace of its own —
+# its `stem` is a line trace of vertical segments from 0 up to each value, with
+# gaps between them. With a visdom server running, the next cell replays the file
+# into env `ch04` beside the training plots; without one it says so and draws the
+# same five windows here with matplotlib.
+
+# %% tags=["nbval-ignore-output"]
+from urllib.parse import urlsplit
+
+import matplotlib.pyplot as plt
+
+from widgets.visdom_client import is_visdom, resolve_server
+
+server = resolve_server(None)
+if is_visdom(server, 0.5):
+    address = urlsplit(server)
+    live = visdom.Visdom(server=f"{address.scheme}://{address.hostname}", port=address.port, env="ch04",
+                         use_incoming_socket=False, raise_exceptions=True)
+    live.replay_log(str(visdom_log))
+    print(f"replayed {len(visdom_log.read_text().splitlines())} windows into env 'ch04': open {server}/env/ch04")
+else:
+    print(f"no visdom server at {server} (§10 says how to start one): the five windows, drawn here")
+    fig, axes = plt.subplots(1, 5, figsize=(18, 3.4))
+    for c in range(classes):
+        chosen = predicted == c
+        axes[0].scatter(points[chosen, 0], points[chosen, 1], s=6, label=class_names[c])
+    axes[0].legend(title="predicted", fontsize=7)
+    axes[1].stem(every_30, np.array(losses)[every_30])
+    axes[2].imshow(confusion, cmap="viridis")
+    axes[3].imshow(picture, cmap="gray", aspect="auto")
+    axes[4].axis("off")
+    axes[4].text(0.0, 0.5, f"spiral MLP: 300 steps of SGD\nat lr 0.5, training accuracy {accuracy:.0%}", fontsize=11)
+    for ax, title in zip(axes, ("predicted class", "loss every 30 steps", "confusion matrix (rows: true class)",
+                                "layer 0 weight (32 × 2)", "summary")):
+        ax.set_title(title, fontsize=9)
+    plt.show()
+
+# %% [markdown]
 # ## 11. hiddenlayer: History and Canvas
 #
 # The notes draw training curves with hiddenlayer 0.3: a `History` records metrics

@@ -1,13 +1,22 @@
 """Chapter 04's printed conclusions about losses, recomputed: label smoothing's three
 versions (the built-in and the notes' two), cross-entropy's parts, the L1 penalty's
 gradient and gradient accumulation. Float64 sums written out from the definitions
-are the oracle."""
+are the oracle. And visdom's other window kinds (§10): what the offline client writes,
+and what replaying it makes in a live server."""
 from __future__ import annotations
 
+import json
 import math
+from urllib.parse import urlsplit
 
+import numpy as np
 import pytest
 import torch
+import visdom
+
+from minikernel.course import dashboard_server
+from tests.test_dashboard import free_port, start_server
+from widgets.visdom_client import VisdomClient
 
 EPS = 0.1
 
@@ -111,3 +120,55 @@ def test_two_half_batches_accumulate_to_the_full_batch():
     for half in (slice(0, 32), slice(32, 64)):
         (torch.nn.functional.mse_loss(nets[1](data[half]), target[half]) / 2).backward()
     assert torch.allclose(nets[0].weight.grad, nets[1].weight.grad, rtol=1e-12, atol=1e-14)
+
+
+# §10: visdom's other window kinds, written offline and replayed into a server ---------------
+
+
+def _offline_windows(log_path):
+    """The chapter's five calls on small stand-in data, through visdom's offline client."""
+    torch.manual_seed(0)
+    points, predicted = torch.randn(30, 2), torch.arange(3).repeat(10)
+    names = ["0", "1", "2"]
+    vis = visdom.Visdom(env="ch04", offline=True, log_to_filename=str(log_path))
+    vis.scatter(X=points.numpy(), Y=(predicted + 1).numpy(), win="spiral predictions", opts={"legend": names})
+    vis.stem(X=np.linspace(1.0, 0.1, 10), Y=np.arange(0, 300, 30), win="loss stems")
+    vis.heatmap(X=torch.eye(3).numpy(), win="confusion", opts={"rownames": names, "columnnames": names})
+    vis.image(torch.rand(1, 32, 2).numpy(), win="layer 0 weight")
+    vis.text("<b>spiral MLP</b>", win="summary")
+    return vis
+
+
+EXPECTED_KINDS = {"spiral predictions": ["scatter"] * 3, "loss stems": ["scatter"], "confusion": ["heatmap"],
+                  "layer 0 weight": ["image"], "summary": ["text"]}
+
+
+def test_offline_visdom_writes_one_message_per_window(tmp_path):
+    log_path = tmp_path / "ch04_windows.jsonl"
+    _offline_windows(log_path)
+    messages = [json.loads(line) for line in log_path.read_text().splitlines()]
+    assert [endpoint for endpoint, _ in messages] == ["events"] * 5
+    assert {m["win"]: [part["type"] for part in m["data"]] for _, m in messages} == EXPECTED_KINDS
+    assert {m["eid"] for _, m in messages} == {"ch04"}
+    stem = next(m for _, m in messages if m["win"] == "loss stems")["data"][0]
+    assert stem["mode"] == "lines" and stem["y"][:3] == [0.0, 1.0, None]  # a segment from 0 to the value, a gap
+
+
+def test_the_replayed_log_makes_the_five_windows_in_a_live_server(tmp_path):
+    log_path = tmp_path / "ch04_windows.jsonl"
+    _offline_windows(log_path)
+    port = free_port()
+    process = start_server(port, tmp_path / "envs", tmp_path / "visdom.log")
+    try:
+        url = f"http://127.0.0.1:{port}"
+        address = urlsplit(url)
+        live = visdom.Visdom(server=f"{address.scheme}://{address.hostname}", port=address.port, env="ch04",
+                             use_incoming_socket=False, raise_exceptions=True)
+        live.replay_log(str(log_path))
+        windows = VisdomClient(url, "ch04").windows()
+    finally:
+        dashboard_server.stop_server(process)
+    assert set(windows) == set(EXPECTED_KINDS)
+    kinds = {win: w["type"] for win, w in windows.items()}
+    assert kinds == {"spiral predictions": "plot", "loss stems": "plot", "confusion": "plot",
+                     "layer 0 weight": "image", "summary": "text"}, json.dumps(kinds)
