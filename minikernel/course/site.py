@@ -32,6 +32,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from latex2mathml.converter import convert
+from markdown.extensions.toc import slugify
 
 from .ports import tcp_port
 
@@ -179,6 +180,24 @@ def stage() -> list[Path]:
 
 # --------------------------------------------------------------------------- build
 
+_HEADING = re.compile(r'<h([1-6]) id="([^"]+)"[^>]*>(.*?)</h\1>', re.S)
+
+
+def fix_toc_links(page: str) -> str:
+    """A chapter page whose table-of-contents links point at its headings' ids.
+
+    mkdocs-jupyter names a heading in the table of contents by its text without the
+    code in it ("why `synchronize` matters" -> #why-matters), nbconvert gives the
+    heading an id made from all of it (#why-synchronize-matters)."""
+    renamed = {}
+    for heading in _HEADING.finditer(page):
+        text = html.unescape(re.sub(r"<[^>]+>", "", re.sub(r"<code>.*?</code>", "", heading.group(3), flags=re.S)))
+        renamed.setdefault(slugify(text, "-"), heading.group(2))
+    ids = {heading.group(2) for heading in _HEADING.finditer(page)}
+    return re.sub(r'href="#([^"]+)"', lambda m: f'href="#{renamed[m.group(1)]}"'
+                  if m.group(1) not in ids and m.group(1) in renamed else m.group(0), page)
+
+
 def inputs() -> list[Path]:
     """What the site is built from: a newer one of these makes the site out of date."""
     stubs = [path for path in (ROOT / "minikernel").rglob("*.py") if "@exercise(" in path.read_text()]
@@ -203,6 +222,8 @@ def build() -> float:
         raise SystemExit(f"[site] mkdocs build failed (exit {result.returncode}); see the messages above")
     for notebook in notebooks:  # the notebook itself, beside its page, for the page's link
         shutil.copyfile(notebook, SITE / "chapters" / notebook.name)
+        page = SITE / "chapters" / f"{notebook.stem}.html"
+        page.write_text(fix_toc_links(page.read_text()))
     STAMP.write_text("built by python -m minikernel site\n")
     took = time.monotonic() - start
     say(f"built {SITE.relative_to(ROOT)}/ in {took:.1f} s")
@@ -216,11 +237,17 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a browser that stopped reading
+            super().handle_error(request, client_address)
+
+
 def listen(port: int) -> ThreadingHTTPServer | None:
     """A server of build/site/ bound to 127.0.0.1:``port``; None (and why, on stderr) when
     the port is taken."""
     try:
-        return ThreadingHTTPServer(("127.0.0.1", port), functools.partial(_QuietHandler, directory=str(SITE)))
+        return _Server(("127.0.0.1", port), functools.partial(_QuietHandler, directory=str(SITE)))
     except OSError as error:
         print(f"[site] port {port} on 127.0.0.1 is in use ({error.strerror}): stop what listens there, or "
               f"choose another port with `python -m minikernel site --port N`", file=sys.stderr)
