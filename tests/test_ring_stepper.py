@@ -4,7 +4,8 @@ Torch is the oracle: every cell a frame draws must hold the reduction (by torch)
 of that chunk over exactly the ranks the cell says it contains, and the last frame
 must show ``torch.stack(rows).sum(0)`` on every rank. No exercise marker: with the
 references on, the pictures are checked; in student mode the widget must name the
-exercise to finish, without raising.
+exercise to finish, without raising, and step the ring with the reference solutions
+meanwhile (labelled as such).
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ CELL_RE = re.compile(r'class="mk-chunk" data-rank="(\d+)" data-chunk="(\d+)" dat
                      r'data-contributors="(\d+)" data-received="([01])"')
 RANK_RE = re.compile(r'class="mk-rank" data-rank="(\d+)" data-sent="(\d+)" data-received="(\d+)" '
                      r'data-additions="(\d+)" data-overwrites="(\d+)"')
-TODO = "Finish exercise 7.1 (scatter_reduce_step) to step through the ring"
+TODO = "Finish exercise 7.1 (scatter_reduce_step) to step through your ring; meanwhile, the course&#x27;s reference"
 
 CASES = [
     (NOTES_EXAMPLE, ReduceOp.SUM),
@@ -44,7 +45,8 @@ def _needs_steps(data=NOTES_EXAMPLE, op=ReduceOp.SUM) -> bool:
         return True
     with pytest.raises(NotImplementedError, match=r"exercise 7\.1 \(scatter_reduce_step\)"):
         frames(data, op)
-    assert TODO in ring_stepper(data, op).picture.value
+    w = ring_stepper(data, op)
+    assert TODO in w.note.value and 'class="mk-ring mk-reference-side"' in w.picture.value
     return False
 
 
@@ -100,18 +102,26 @@ def test_one_rank_draws_in_both_modes():
     assert w.step.max == 0 and 'data-value="1, 2, 3"' in w.picture.value
 
 
-def test_student_mode_names_the_exercise_instead_of_raising():
+def test_student_mode_names_the_exercise_and_steps_the_reference_meanwhile():
     w = ring_stepper()
     if REFERENCE:
-        assert TODO not in w.picture.value
-    else:
-        assert TODO in w.picture.value and w.step.disabled
-        with pytest.raises(NotImplementedError, match="exercise 7.1"):
-            frames()
+        assert TODO not in w.note.value and "mk-reference-side" not in w.picture.value
+        return
+    assert TODO in w.note.value and not w.step.disabled and w.step.max == 6
+    with pytest.raises(NotImplementedError, match="exercise 7.1"):
+        frames()
+    w.step.value = w.step.max  # the last frame: every rank holds torch's sum
+    total = torch.tensor(NOTES_EXAMPLE).sum(0).tolist()
+    got = {int(r): _values(v) for r, _c, v, _n, _x in CELL_RE.findall(w.picture.value)}
+    assert 'class="mk-ring mk-reference-side"' in w.picture.value and "reference solution, step 6" in w.picture.value
+    for rank in range(4):
+        row = [v for r, c, v, _n, _x in CELL_RE.findall(w.picture.value) if int(r) == rank]
+        assert sum((_values(v) for v in row), []) == total, (rank, row)
+    assert len(got) == 4
 
 
 def test_bad_data_is_a_message_not_a_traceback():
     w = ring_stepper([[1, 2], [3]])
     assert "ValueError" in w.picture.value and "rank 1 has 1" in w.picture.value
     w = ring_stepper([[1]] * 9)
-    assert ("at most 8 ranks" in w.picture.value) if REFERENCE else (TODO in w.picture.value or "at most" in w.picture.value)
+    assert "at most 8 ranks" in w.picture.value

@@ -9,14 +9,17 @@ cells just received. Under each rank: values sent and received, additions and
 overwrites so far — the notes' counts (6, 6, 3, 3 for 4 ranks of 4 values).
 
 Every step is computed by *your* ``scatter_reduce_step`` and ``allgather_step``
-(exercises 7.1 and 7.2) through ``SimulatedRing``; while they are unfinished the
-widget says which one to finish instead of drawing.
+(exercises 7.1 and 7.2) through ``SimulatedRing``. While they are unfinished the
+widget says which one to finish and steps the ring with the course's reference
+solutions meanwhile, labelled "reference" (class ``mk-reference-side``); a student
+edition without those references shows the message alone.
 
 ``frames`` and ``render_html`` are plain functions (HTML with ``data-`` attributes),
 testable without a browser.
 """
 from __future__ import annotations
 
+import contextlib
 import html
 import math
 from dataclasses import dataclass, field
@@ -26,9 +29,11 @@ import ipywidgets as W
 import torch
 from torch.distributed import ReduceOp
 
+from minikernel.course import exercise as ex
+from minikernel.course.exercise import finish_message, stub_exercise_id
+from minikernel.distributed import simulate
 from minikernel.distributed.ops import Op, op_name
 from minikernel.distributed.simulate import NOTES_EXAMPLE, Counters, Data, Send, SimulatedRing
-from minikernel.course.exercise import finish_message
 
 from .static_view import StaticView
 
@@ -53,8 +58,27 @@ def _split(t: torch.Tensor, n: int) -> list[list]:
     return [c.tolist() for c in t.tensor_split(n)]
 
 
-def frames(data: Data = NOTES_EXAMPLE, op: Op = ReduceOp.SUM) -> list[Frame]:
-    """Every state of a ring allreduce of ``data`` (one row per rank), computed with your 7.1 and 7.2.
+STEP_FUNCTIONS = {"scatter_reduce_step": "7.1", "allgather_step": "7.2"}
+
+
+@contextlib.contextmanager
+def _references():
+    """``SimulatedRing`` steps with the reference solutions of 7.1 and 7.2 inside this block
+    (LookupError where this edition of the course ships none)."""
+    saved = {name: getattr(simulate, name) for name in STEP_FUNCTIONS}
+    chosen = {name: ex.reference_of(i, ex.registry()[i].stubs[name]) for name, i in STEP_FUNCTIONS.items()}
+    try:
+        for name, function in chosen.items():
+            setattr(simulate, name, function)
+        yield
+    finally:
+        for name, function in saved.items():
+            setattr(simulate, name, function)
+
+
+def frames(data: Data = NOTES_EXAMPLE, op: Op = ReduceOp.SUM, reference: bool = False) -> list[Frame]:
+    """Every state of a ring allreduce of ``data`` (one row per rank), computed with your 7.1 and 7.2
+    (``reference=True``: with the course's reference solutions).
 
     Raises NotImplementedError (naming the exercise) while a step function is a stub.
 
@@ -64,6 +88,9 @@ def frames(data: Data = NOTES_EXAMPLE, op: Op = ReduceOp.SUM) -> list[Frame]:
         >>> len(fs), fs[3].chunks[0]            # after the scatter-reduce, rank 0 owns chunk 1
         (7, [[1], [32], [29], [20]])
     """
+    if reference:
+        with _references():
+            return frames(data, op)
     ring = SimulatedRing(data, op)
     n = ring.world_size
     if n > MAX_RANKS or ring.buffers[0].numel() > MAX_VALUES:
@@ -192,27 +219,40 @@ class RingStepper(StaticView, W.VBox):
         self.play = W.Play(value=0, min=0, max=0, interval=1200, description="play")
         W.jslink((self.play, "value"), (self.step, "value"))
         self.note = W.HTML()
+        self.todo = ""  #: the line naming the exercise to finish, while the reference steps the ring
         try:
             self.frames = frames(data, op)
         except NotImplementedError as exc:
-            self.picture.value = message_html(
-                finish_message(exc, "to step through the ring") or f"NotImplementedError: {exc}")
-            self.step.disabled = self.play.disabled = True
+            message = finish_message(exc, "to step through your ring") or f"NotImplementedError: {exc}"
+            try:
+                if not stub_exercise_id(exc):
+                    raise LookupError
+                self.frames = frames(data, op, reference=True)
+                self.todo = message_html(f"{message}; meanwhile, the course's reference solution steps it:")
+            except (LookupError, NotImplementedError):
+                self.picture.value = message_html(message)
         except Exception as exc:  # a readable line, never a traceback
             self.picture.value = message_html(f"{type(exc).__name__}: {exc}", "error")
-            self.step.disabled = self.play.disabled = True
-        else:
+        if self.frames:
             self.step.max = self.play.max = len(self.frames) - 1
             n = len(self.frames[0].chunks)
-            self.note.value = (f'<div style="font:12px sans-serif;color:#555">{n} ranks, op ReduceOp.{op_name(op)}: '
-                               f'steps 1–{n - 1} scatter-reduce, {n}–{2 * (n - 1)} allgather</div>')
+            self.note.value = (f'{self.todo}<div style="font:12px sans-serif;color:#555">{n} ranks, op '
+                               f'ReduceOp.{op_name(op)}: steps 1–{n - 1} scatter-reduce, {n}–{2 * (n - 1)} '
+                               f'allgather{" (reference solution)" if self.todo else ""}</div>')
             self.step.observe(self._draw, "value")
             self._draw()
+        else:
+            self.step.disabled = self.play.disabled = True
         super().__init__([W.HBox([self.play, self.step]), self.note, self.picture])
         self.add_class("mk-ring-stepper")
 
     def _draw(self, change=None) -> None:
-        self.picture.value = render_html(self.frames[self.step.value])
+        page = render_html(self.frames[self.step.value])
+        if self.todo:  # drawn by the reference: say so on the picture itself
+            page = page.replace('<div class="mk-ring"', '<div class="mk-ring mk-reference-side"', 1).replace(
+                '<div style="font:bold 13px sans-serif;margin:4px 0">step',
+                '<div style="font:bold 13px sans-serif;margin:4px 0">reference solution, step', 1)
+        self.picture.value = page
 
 
 def ring_stepper(data: Data = NOTES_EXAMPLE, op: Op = ReduceOp.SUM) -> RingStepper:
