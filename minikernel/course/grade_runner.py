@@ -12,18 +12,17 @@ from __future__ import annotations
 import json
 import math
 import os
-import runpy
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import grade_server
 from .grade_detail import learner_frame_from_dump
 from .grade_pool import MAX_FILE_BYTES, freeze_heap
+from .grade_server import kill_session, run_pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
@@ -67,28 +66,6 @@ def test_paths(ids: list[str]) -> list[str]:
     return [str(p) for p in paths]
 
 
-def session_pids(sid: int) -> list[int]:
-    """Processes in session ``sid`` (Linux ``/proc``; empty elsewhere)."""
-    pids = []
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if entry.isdigit():
-            try:
-                if os.getsid(int(entry)) == sid:
-                    pids.append(int(entry))
-            except (ProcessLookupError, PermissionError):
-                continue
-    return pids
-
-
-def kill_session(sid: int) -> None:
-    """SIGKILL every process left in the grading session (a rank, a grandchild)."""
-    for pid in session_pids(sid):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
 def _read_json(path: Path):
     try:
         return json.loads(path.read_text())
@@ -120,31 +97,10 @@ class _Forked:
         freeze_heap()
         self.pid = os.fork()
         self.returncode: int | None = None
-        if self.pid:
-            return
-        code = 70
-        try:
-            os.setsid()
-            os.dup2(log.fileno(), 1)
-            os.dup2(log.fileno(), 2)
-            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-            os.environ.update(env)
-            os.chdir(ROOT)
+        if self.pid == 0:
             # As `python -m pytest ARGS` would, without importing pytest into every
             # `import minikernel` (the front door re-exports grade) for this one use.
-            sys.argv = ["pytest", *args]
-            runpy.run_module("pytest", run_name="__main__", alter_sys=True)
-            code = 0
-        except SystemExit as done:  # how pytest's __main__ ends
-            code = done.code if isinstance(done.code, int) else 1
-        except BaseException:  # noqa: BLE001 (report anything, never return into the parent's code)
-            traceback.print_exc()
-        finally:
-            try:
-                sys.stdout.flush()
-                sys.stderr.flush()
-            finally:
-                os._exit(code)
+            run_pytest(args, env, log.fileno())
 
     def poll(self) -> int | None:
         if self.returncode is None:
@@ -159,12 +115,27 @@ class _Forked:
         return self.returncode
 
 
+def _served(args: list[str], env: dict[str, str], log: Path, limit_s: float) -> grade_server.Served | None:
+    """The grading session run by the warm server (``grade_server``), started if none runs;
+    None when it is off or out of reach."""
+    if not grade_server.enabled(dict(os.environ)):
+        return None
+    try:
+        sock = grade_server.connect(dict(os.environ))
+        return grade_server.Served(sock, args, {**os.environ, **env}, log, limit_s) if sock is not None else None
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 def run_session(ids: list[str], *, timeout_s: float, jobs: int, fork: bool = False) -> Session:
     """Grade ``ids`` in one pytest session, each exercise in its own process group.
 
     ``fork``: run pytest in a forked copy of this process (the command line, which
-    has just imported minikernel) instead of a new interpreter (a notebook, whose
-    imports may be older than the learner's last edit)."""
+    has just imported minikernel). Otherwise (a notebook, whose imports may be older
+    than the learner's last edit) the warm grading server (``grade_server``) runs it,
+    or, when the server is off or out of reach, a new interpreter. The command line
+    never uses a server: what it reports comes from processes it started itself (the
+    gradebook's sandbox grades with it)."""
     paths = test_paths(ids)
     with tempfile.TemporaryDirectory(prefix="minikernel-grade-") as tmp:
         out = Path(tmp)
@@ -184,6 +155,8 @@ def run_session(ids: list[str], *, timeout_s: float, jobs: int, fork: bool = Fal
             if fork:
                 proc = _Forked(args, env, log)
             else:
+                proc = _served(args, env, out / "pytest.log", collect_limit + run_limit + 30)
+            if proc is None:
                 proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=ROOT, env={**os.environ, **env},
                                         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
@@ -203,8 +176,10 @@ def run_session(ids: list[str], *, timeout_s: float, jobs: int, fork: bool = Fal
                         break
                     time.sleep(0.02)
             finally:
-                _kill_group(proc.pid)
-                kill_session(proc.pid)
+                # The server has reaped a session that ended (and killed what it left): its
+                # ID may be another process's by now.
+                if not isinstance(proc, grade_server.Served) or proc.returncode is None:
+                    kill_session(proc.pid)
                 proc.wait()
         if not (out / "collected").exists() and not error:
             tail = "\n".join((out / "pytest.log").read_text(errors="replace").strip().splitlines()[-15:])
@@ -219,13 +194,6 @@ def run_session(ids: list[str], *, timeout_s: float, jobs: int, fork: bool = Fal
         errors_file = out / "collect_errors.txt"
         collect_errors = errors_file.read_text().splitlines() if errors_file.exists() else []
     return Session(runs, collect_errors, error)
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _safe_read(path: Path) -> str:

@@ -1,8 +1,8 @@
 """The grader: run the exercise tests, one verdict per exercise.
 
 ``python -m minikernel grade [IDs|globs] [--json] [--timeout S] [-j N]`` and
-``minikernel.grade("1.*")`` run ``tests/chNN`` in a fresh interpreter (so edits to
-your files count without a kernel restart) and report, per exercise:
+``minikernel.grade("1.*")`` run ``tests/chNN`` on your files as they are on disk (so
+edits count without a kernel restart) and report, per exercise:
 
 * PASS     every test of the exercise passes;
 * FAIL     a test fails (the detail shows the test, the smallest failing input as
@@ -41,9 +41,9 @@ def run(patterns: list[str] | None = None, timeout_s: float = TIMEOUT_S, jobs: i
         fork: bool = False) -> GradeReport:
     """Run the tests of the exercises that ``patterns`` select (all when empty).
 
-    ``fork``: grade in a forked copy of this process, which must have imported
-    minikernel just now (the command line); otherwise in a new interpreter, so that
-    the learner's latest edits count (a notebook)."""
+    ``fork``: this process imported minikernel just now (the command line), so a
+    forked copy of it may grade; otherwise (a notebook) the warm grading server
+    (``grade_server``) or a new interpreter grades, so that the latest edits count."""
     if timeout_s <= 0:
         raise ValueError(f"the time limit must be a positive number of seconds, not {timeout_s:g}")
     ids = ex.select(patterns)
