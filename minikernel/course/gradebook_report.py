@@ -67,6 +67,64 @@ def _cell(text: str, sort: str, title: str = "", detail: str = "", colour: str =
     return f"<td{attrs}>{html.escape(text)}</td>"
 
 
+#: How many of an exercise's most frequent failing tests the class summary lists.
+TOP_FAILING_TESTS = 3
+
+
+def class_summary(results: list[ResultLike], ids: list[str]) -> list[dict]:
+    """Per exercise: how many submissions passed, each status counted, and the tests that
+    failed most often (how many submissions, one student's smallest failing input).
+
+    A FAIL names its test in the verdict's ``fields`` (the grader's ``--json``); one
+    without a test (a hang, a crash) counts under its first detail line.
+    """
+    summary = []
+    for i in ids:
+        counts = {"PASS": 0, "FAIL": 0, "TODO": 0, "BLOCKED": 0, "": 0}
+        failing: dict[str, dict] = {}
+        for r in results:
+            verdict = r.verdicts.get(i, {})
+            status = verdict.get("status", "")
+            counts[status if status in counts else ""] += 1
+            if status != "FAIL":
+                continue
+            fields = verdict.get("fields") or {}
+            detail = verdict.get("detail", "")
+            test = fields.get("test") or (detail.splitlines() or ["(no message)"])[0]
+            entry = failing.setdefault(test, {"test": test, "count": 0, "student": "", "input": "", "error": ""})
+            entry["count"] += 1
+            example = "\n".join(fields.get("input") or [])
+            if not entry["student"] or (example and not entry["input"]):  # the first with an input is the example
+                message = (fields.get("error") or detail).strip()
+                entry.update(student=r.student, input=example, error=message.splitlines()[0] if message else "")
+        top = sorted(failing.values(), key=lambda e: (-e["count"], e["test"]))[:TOP_FAILING_TESTS]
+        summary.append({"id": i, "passed": counts["PASS"], "total": len(results), "counts": counts, "failing": top})
+    return summary
+
+
+def summary_html(summary: list[dict]) -> str:
+    """The class summary as an HTML table: one row per exercise."""
+    rows = []
+    for row in summary:
+        counts = row["counts"]
+        others = ", ".join(f"{counts[k]} {k}" for k in ("FAIL", "TODO", "BLOCKED") if counts[k])
+        if counts[""]:
+            others += (", " if others else "") + f"{counts['']} not graded"
+        tests = []
+        for e in row["failing"]:
+            example = f"<pre>{html.escape(e['input'])}</pre>" if e["input"] else ""
+            error = f"<br><small>{html.escape(e['error'][:200])}</small>" if e["error"] else ""
+            tests.append(f"<li><b>{e['count']}×</b> {html.escape(e['test'])}{error}"
+                         f"<br><small>e.g. {html.escape(e['student'])}:</small>{example}</li>")
+        failing = f"<ul style='margin:0;padding-left:1.2em'>{''.join(tests)}</ul>" if tests else "—"
+        share = f"{row['passed']}/{row['total']}"
+        rows.append(f"<tr><td>{html.escape(row['id'])}</td><td data-sort='{row['passed']}'>{share}</td>"
+                    f"<td>{html.escape(others) or '—'}</td><td style='text-align:left'>{failing}</td></tr>")
+    return ("<table id='summary'><thead><tr><th>exercise</th><th>passed</th><th>the others</th>"
+            "<th>tests failed most often (one example input each)</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
 def write_html(path: Path, results: list[ResultLike], ids: list[str], weights: dict[str, float]) -> None:
     """A table sortable by any column (click its header); click a cell for the grader's message."""
     columns = ["student", *ids, "total"]
@@ -92,6 +150,11 @@ table{{border-collapse:collapse}} pre{{white-space:pre-wrap;background:#f6f8fa;p
 <script>{_SCRIPT}</script></head><body>
 <h1>Gradebook</h1><p>{len(results)} submissions, {len(ids)} exercises, {maximum} points in all.
 Click a column header to sort; click a cell for what the grader said.</p>
+<h2>Class summary</h2>
+<p>Per exercise: how many submissions passed, and the tests that failed most often, each with one
+submission's smallest failing input.</p>
+{summary_html(class_summary(results, ids))}
+<h2>Submissions</h2>
 <table id="book"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>
 <h2 id="detail-title"></h2><pre id="detail"></pre>
 </body></html>
