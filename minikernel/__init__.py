@@ -14,11 +14,8 @@ from . import copy_ops, factory_ops, shape_views, write_ops
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
 from .tensor import Tensor, bool_, cat, float32, float64, int32, int64, ones, stack, tensor, where, zeros
-
-# Every Tensor operator goes through the dispatcher: Autograd, then the backend (tensor_backends.py).
-tensor_backends.register(kernels=ops, reference=ops_reference, views=view_ops, shapes=shape_views,
-                         writes=write_ops, copies=copy_ops, factories=factory_ops, autograd=autograd.functions,
-                         backward=autograd.backward)
+from . import aten  # every operator, declared once (aten/native_functions.py)
+from .aten import registration  # noqa: F401 - registers them with the dispatcher (chapter 09)
 
 from . import nn  # noqa: E402  chapter 04
 from . import norm  # noqa: E402  chapter 05

@@ -133,6 +133,10 @@ def squeeze_dims(shape: Sequence[int], dim: int | Sequence[int] | None) -> tuple
         dims: tuple[int, ...] = tuple(range(ndim))
     elif isinstance(dim, (tuple, list)):
         dims = wrap_dims(dim, ndim)
+        wrapped = [d % max(ndim, 1) for d in dims]  # a 0-d tensor's dims wrap as a 1-d one's, as in torch
+        for d in wrapped:  # torch's check, as for a reduction's dims (``(0, -1)`` of a 1-d tensor)
+            if wrapped.count(d) > 1:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     else:
         dims = (wrap_dim(int(dim), ndim),)
     return tuple(sorted({d for d in dims if ndim and shape[d] == 1}))

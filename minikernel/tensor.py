@@ -25,7 +25,7 @@ from .dispatch.keys import ALWAYS, DispatchKey, DispatchKeySet
 from .kernels.layout import contiguous_strides
 from .strides import Shape, Storage
 from .tensor_autograd import AutogradMixin
-from .tensor_backends import autograd, route
+from .tensor_backends import functions, route
 from .tensor_ops import OperatorsMixin
 
 #: dtypes a Tensor can hold (numpy dtypes; torch names in ``_TORCH_NAMES``).
@@ -326,7 +326,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
         if self.ndim == 0 and any(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key):
             raise IndexError(R.ZERO_DIM_INDEX)
         if not all(isinstance(k, (int, np.integer, slice)) and not isinstance(k, bool) for k in key):
-            return autograd().getitem(self, key)
+            return functions.getitem(self, key)
         return route("index", self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -336,7 +336,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
         gives the base a ``CopySlices`` node, an ``index_put_`` an ``IndexPutBackward0``."""
         parts = key if isinstance(key, tuple) else (key,)
         if not all(isinstance(k, (int, np.integer, slice)) and not isinstance(k, bool) for k in parts):
-            autograd().setitem(self, key, value)  # None, ..., lists, tensors, masks
+            functions.setitem(self, key, value)  # None, ..., lists, tensors, masks
         elif isinstance(value, Tensor):
             copy_to(self[key], value)
         elif isinstance(value, (bool, int, float, np.generic)):

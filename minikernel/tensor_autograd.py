@@ -256,7 +256,7 @@ class AutogradMixin:
             create_graph: record the backward pass, for higher-order derivatives (default False).
             inputs: accumulate only into these tensors' ``.grad`` (default None: every leaf).
         """
-        tensor_backends.run_backward(self, gradient, retain_graph, create_graph, inputs)
+        tensor_backends.functions.backward(self, gradient, retain_graph, create_graph, inputs)
 
     # -------------------------------------------------- graph plumbing
     def detach(self):

@@ -1,178 +1,73 @@
-"""Tensor arithmetic: the operators and methods that compute (chapter 02 onwards).
+"""Tensor arithmetic: the operators and methods that compute (chapter 02 onwards), made
+from their declarations in ``aten/native_functions.py`` (PyTorch generates its Python
+bindings, ``python_variable_methods.cpp``, from ``native_functions.yaml`` the same way).
 
-Each one calls an operator (``aten::add``, ...) through minikernel's dispatcher
-(chapter 09, ``tensor_backends.py`` registers the kernels): the Autograd key's
-kernel records the graph when autograd is involved (chapter 03), otherwise the
-backend key's kernel runs ``minikernel.ops`` — device dispatch, dtype dispatch,
-checks, output allocation, then your chapter 02 kernel. Mixed into ``Tensor``
-(``tensor.py``).
+Each method calls its operator (``aten::add``, ...) through minikernel's dispatcher
+(chapter 09): the Autograd key's kernel records the graph when autograd is involved
+(chapter 03), otherwise the backend key's kernel runs ``minikernel.ops`` — device
+dispatch, dtype dispatch, checks, output allocation, then your chapter 02 kernel.
+A method's parameters are the schema's, ``self`` first, with the schema's defaults:
+``sum(dim=None, keepdim=False)``; ``__radd__`` swaps the operands; ``add_`` and
+``__iadd__`` call the in-place variant ``aten::add_``. Mixed into ``Tensor`` (``tensor.py``).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import inspect
+from typing import Any, Callable
 
+from .aten.native_functions import GENERATED, NATIVE_FUNCTIONS, NativeFunction
 from .tensor_backends import route
 
-if TYPE_CHECKING:
-    from .tensor import Tensor
+_P = inspect.Parameter
+_REQUIRED = object()
 
 
-class OperatorsMixin:
-    """``+ - * / @``, their in-place forms, and the element-wise and reduction methods."""
+def method(native: NativeFunction, name: str, *, inplace: bool = False, reflected: bool = False) -> Callable:
+    """The Tensor method ``name`` that calls ``aten::<native>`` (or its in-place variant)."""
+    op = native.schema.name + "_" if inplace else native.name
+    arguments = native.schema.arguments
+    params = ["self"] + [a.name for a in arguments if a.name != "self"]
+    if "self" not in {a.name for a in arguments} or any(a.kwarg_only for a in arguments):
+        raise ValueError(f"aten::{native.name} has no 'self' argument (or keyword-only ones): "
+                         "give it binding=MANUAL and a hand-written method")
+    defaults = {a.name: a.default for a in arguments if a.has_default}
+    signature = inspect.Signature([_P(p, _P.POSITIONAL_OR_KEYWORD, default=defaults.get(p, _P.empty))
+                                   for p in params])
+    tail = [defaults.get(p, _REQUIRED) for p in params[1:]]
+    order = [params.index(a.name) for a in arguments]  # the schema's argument order
+    if reflected:  # other OP self: the schema's two operands, swapped
+        order = order[::-1]
 
-    def __add__(self, other):
-        return _route("add", self, other)
+    def call(self, *args: Any, **kwargs: Any):
+        if kwargs or len(args) > len(tail) or _REQUIRED in tail[len(args):]:
+            bound = signature.bind(self, *args, **kwargs)  # TypeError names what is missing or extra
+            bound.apply_defaults()
+            values = list(bound.arguments.values())
+        else:
+            values = [self, *args, *tail[len(args):]]
+        return route(op, *[values[i] for i in order])
 
-    def __radd__(self, other):
-        return _route("add", other, self)
-
-    def __sub__(self, other):
-        return _route("sub", self, other)
-
-    def __rsub__(self, other):
-        return _route("sub", other, self)
-
-    def __mul__(self, other):
-        return _route("mul", self, other)
-
-    def __rmul__(self, other):
-        return _route("mul", other, self)
-
-    def __truediv__(self, other):
-        return _route("div", self, other)
-
-    def __rtruediv__(self, other):
-        return _route("div", other, self)
-
-    def __neg__(self):
-        return _route("neg", self)
-
-    def __matmul__(self, other):
-        return _route("matmul", self, other)
-
-    def __iadd__(self, other):
-        return self.add_(other)
-
-    def __isub__(self, other):
-        return self.sub_(other)
-
-    def __imul__(self, other):
-        return self.mul_(other)
-
-    def __itruediv__(self, other):
-        return self.div_(other)
-
-    def add(self, other) -> "Tensor":
-        return _route("add", self, other)
-
-    def sub(self, other) -> "Tensor":
-        return _route("sub", self, other)
-
-    def mul(self, other) -> "Tensor":
-        return _route("mul", self, other)
-
-    def div(self, other) -> "Tensor":
-        return _route("div", self, other)
-
-    def add_(self, other) -> "Tensor":
-        return _inplace("add", self, other)
-
-    def sub_(self, other) -> "Tensor":
-        return _inplace("sub", self, other)
-
-    def mul_(self, other) -> "Tensor":
-        return _inplace("mul", self, other)
-
-    def div_(self, other) -> "Tensor":
-        return _inplace("div", self, other)
-
-    def neg(self) -> "Tensor":
-        return _route("neg", self)
-
-    def exp(self) -> "Tensor":
-        return _route("exp", self)
-
-    def log(self) -> "Tensor":
-        return _route("log", self)
-
-    def relu(self) -> "Tensor":
-        return _route("relu", self)
-
-    def sigmoid(self) -> "Tensor":
-        return _route("sigmoid", self)
-
-    def neg_(self) -> "Tensor":
-        return _inplace("neg", self)
-
-    def exp_(self) -> "Tensor":
-        return _inplace("exp", self)
-
-    def log_(self) -> "Tensor":
-        return _inplace("log", self)
-
-    def relu_(self) -> "Tensor":
-        return _inplace("relu", self)
-
-    def sigmoid_(self) -> "Tensor":
-        return _inplace("sigmoid", self)
-
-    def sum(self, dim=None, keepdim: bool = False) -> "Tensor":
-        return _route("sum", self, dim, keepdim)
-
-    def mean(self, dim=None, keepdim: bool = False) -> "Tensor":
-        return _route("mean", self, dim, keepdim)
-
-    def amax(self, dim=(), keepdim: bool = False) -> "Tensor":
-        return _route("amax", self, dim, keepdim)
-
-    def max(self, dim: int | None = None, keepdim: bool = False) -> "Tensor":
-        return _route("max", self, dim, keepdim)
-
-    def matmul(self, other) -> "Tensor":
-        return _route("matmul", self, other)
-
-    # ------------- no chapter 02 kernel: the Autograd key's kernel computes them
-    def __pow__(self, exponent):
-        return _route("pow", self, exponent)
-
-    def __rpow__(self, base):
-        return _route("pow", base, self)
-
-    def prod(self, dim=None, keepdim: bool = False) -> "Tensor":
-        return _route("prod", self, dim, keepdim)
-
-    def where(self, condition, other) -> "Tensor":
-        """``torch.where(condition, self, other)``."""
-        return _route("where", condition, self, other)
-
-    def pow(self, exponent) -> "Tensor":
-        return _route("pow", self, exponent)
-
-    def tanh(self) -> "Tensor":
-        return _route("tanh", self)
-
-    def tanh_(self) -> "Tensor":
-        return _route("tanh_", self)
-
-    def __gt__(self, other):
-        return _route("gt", self, other)
-
-    def __lt__(self, other):
-        return _route("lt", self, other)
-
-    def __ge__(self, other):
-        return _route("ge", self, other)
-
-    def __le__(self, other):
-        return _route("le", self, other)
-
-    def eq(self, other) -> "Tensor":
-        return _route("eq", self, other)
+    call.__name__ = name
+    call.__qualname__ = f"Tensor.{name}"
+    call.__signature__ = signature
+    call.__doc__ = f"``aten::{op}``: ``{native.inplace_func if inplace else native.func}``."
+    return call
 
 
-_route = route
+def methods(natives=NATIVE_FUNCTIONS) -> dict[str, Callable]:
+    """Every generated method of ``natives``, by name."""
+    made: dict[str, Callable] = {}
+    for native in natives:
+        if native.binding != GENERATED:
+            continue
+        for name in native.methods:
+            made[name] = method(native, name)
+        for name in native.reflected:
+            made[name] = method(native, name, reflected=True)
+        for name in native.inplace_methods:
+            made[name] = method(native, name, inplace=True)
+    return made
 
 
-def _inplace(name: str, self, other=None):
-    """In-place ops: ``aten::<name>_``; the version bump happens at ADInplaceOrView (or in the autograd layer)."""
-    return _route(f"{name}_", self) if other is None else _route(f"{name}_", self, other)
+#: ``+ - * / @ **``, the comparisons, their in-place forms, and the element-wise and reduction methods.
+OperatorsMixin = type("OperatorsMixin", (), {"__module__": __name__, **methods()})

@@ -137,3 +137,9 @@ def contiguous(x: Tensor) -> Tensor:
     else:
         flat = S.contiguous(x._storage, x.shape, x.stride(), x.storage_offset())
     return Tensor(flat, x.shape, contiguous_strides(x.shape), 0)
+
+
+def as_strided(x: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset=None) -> Tensor:
+    """A header of ``size`` and ``stride`` over ``x``'s storage, at ``storage_offset`` (``x``'s
+    own when None). Matches ``torch.as_strided``."""
+    return x._with(size, stride, storage_offset)

@@ -2,7 +2,7 @@
 ``aten::fill_.Scalar``, ``aten::zero_`` and ``aten::index_put_`` (a boolean mask).
 
 They only write. The version bump is the ``ADInplaceOrView`` kernel's and the graph
-is the ``Autograd`` kernel's (``tensor_backends.py``), as in PyTorch, so every write —
+is the ``Autograd`` kernel's (``aten/registration.py``), as in PyTorch, so every write —
 the autograd layer's own, which stores an in-place op's result with ``copy_`` — runs
 here once, and a dispatch mode sees it.
 """

@@ -94,3 +94,9 @@ from .views import (  # noqa: F401
 def index_tensor(x, indices: tuple):
     """``aten::index.Tensor``'s Autograd kernel: ``x[indices]`` with integer tensors or masks, recorded."""
     return AdvancedIndex.apply(x, indices)
+
+
+def contiguous(x):
+    """``aten::contiguous``'s Autograd kernel: ``x`` itself when contiguous, else a recorded
+    row-major copy (torch records ``CloneBackward0``)."""
+    return x if x.is_contiguous() else clone(x, True)

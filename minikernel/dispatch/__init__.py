@@ -8,8 +8,9 @@
 * ``modes``       ``DispatchMode`` (``TorchDispatchMode``) and the ``Python`` key's fallback
 * ``rebuild``     exercises 9.1–9.3: the same pieces, written by you
 
-The library's own tensors go through it (``minikernel/tensor_backends.py`` registers
-their operators); exercises never replace it, so nothing else depends on chapter 09.
+The library's own tensors go through it (``minikernel/aten/native_functions.py`` declares
+their operators, ``aten/registration.py`` registers them); exercises never replace it,
+so nothing else depends on chapter 09.
 """
 from . import rebuild, registry, state  # rebuild: exercises 9.1-9.3
 from .dispatcher import Step, call, compute_keys, keys_of, redispatch, trace

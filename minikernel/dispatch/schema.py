@@ -7,7 +7,9 @@ know which arguments are tensors (their key sets decide the kernel), to bind a
 call's arguments by name, and to refuse a wrong call before any kernel runs.
 minikernel's schemas use the same syntax for the subset it needs: argument types
 ``Tensor``, ``Tensor?``, ``int``, ``int?``, ``float``, ``bool``, ``Scalar``, ``int[]``;
-defaults; ``*`` before keyword-only arguments; one or more returns.
+defaults; ``*`` before keyword-only arguments; one or more returns; and the alias
+annotations: ``Tensor(a) self -> Tensor(a)`` (the result may share ``self``'s memory: a
+view) and ``Tensor(a!) self -> Tensor(a!)`` (``self`` is written in place).
 """
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from typing import Any, Optional
 
 _TYPES = ("Tensor", "Tensor?", "Tensor[]", "int", "int?", "float", "bool", "Scalar", "int[]", "int[]?", "Any")
 _SCHEMA = re.compile(r"^\s*([A-Za-z_][\w:]*)(?:\.(\w+))?\((.*)\)\s*->\s*(.+?)\s*$")
-_ARG = re.compile(r"^\s*([\w\[\]?]+)\s+(\w+)\s*(?:=\s*(.+?))?\s*$")
+_ARG = re.compile(r"^\s*([\w\[\]?]+)(?:\((\w!?)\))?\s+(\w+)\s*(?:=\s*(.+?))?\s*$")
+_ALIAS = re.compile(r"\((\w!?)\)")
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,7 @@ class Argument:
     default: Any = None
     has_default: bool = False
     kwarg_only: bool = False
+    alias: str = ""  #: ``"a"`` for ``Tensor(a)`` (may be aliased), ``"a!"`` for ``Tensor(a!)`` (written)
 
     @property
     def is_tensor(self) -> bool:
@@ -56,6 +60,17 @@ class FunctionSchema:
             cached = tuple(i for i, a in enumerate(positional) if a.is_tensor), len(positional)
             object.__setattr__(self, "_positions", cached)
         return cached
+
+    @property
+    def is_inplace(self) -> bool:
+        """An argument is written (``Tensor(a!) self``): ``add_``, ``copy_``."""
+        return any(a.alias.endswith("!") for a in self.arguments)
+
+    @property
+    def is_view(self) -> bool:
+        """A result aliases an argument without writing it (``Tensor(a) self -> Tensor(a)``): a view."""
+        read = {a.alias for a in self.arguments if a.alias and not a.alias.endswith("!")}
+        return any(m and m.group(1) in read for m in (_ALIAS.search(r) for r in self.returns))
 
     @property
     def qualified_name(self) -> str:
@@ -98,7 +113,7 @@ class FunctionSchema:
 
 
 def _default(text: str) -> Any:
-    words = {"True": True, "False": False, "None": None}
+    words = {"True": True, "False": False, "None": None, "[]": ()}
     if text in words:
         return words[text]
     try:
@@ -127,10 +142,13 @@ def parse_schema(text: str) -> FunctionSchema:
         arg = _ARG.match(piece)
         if not arg or arg.group(1) not in _TYPES:
             raise ValueError(f"schema {text!r}: cannot read argument {piece!r}; types are {', '.join(_TYPES)}")
-        typ, arg_name, default = arg.groups()
+        typ, alias, arg_name, default = arg.groups()
         arguments.append(Argument(typ, arg_name, None if default is None else _default(default),
-                                  default is not None, kwarg_only))
-    returns = tuple(r.strip() for r in ret.strip("()").split(",") if r.strip())
+                                  default is not None, kwarg_only, alias or ""))
+    ret = ret.strip()
+    if ret.startswith("(") and ret.endswith(")"):  # several returns: "(Tensor values, Tensor indices)"
+        ret = ret[1:-1]
+    returns = tuple(r.strip() for r in ret.split(",") if r.strip())
     return FunctionSchema(name, overload or "", tuple(arguments), returns, text.strip())
 
 

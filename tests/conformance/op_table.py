@@ -1,6 +1,10 @@
 """The operator table: every public minikernel operator and Tensor method with a torch
 counterpart, listed once with the inputs it is tried on (``test_op_table.py`` runs them all).
 
+The declared operators' entries come from their declarations
+(``minikernel/aten/native_functions.py``: each ``Samples`` becomes an entry here, and its
+in-place variant another); the rest are written by hand below (``HAND_WRITTEN``).
+
 An entry is ``Op(name, fn, inputs, grad)``: ``fn(lib, *tensors)`` is written with names
 torch and minikernel share, so the same call runs through both; ``inputs`` is a hypothesis
 strategy of tuples of torch tensors — 0-d, empty and size-1 dims, transposed, sliced with
@@ -17,6 +21,8 @@ from typing import Callable
 
 import torch
 from hypothesis import strategies as st
+
+from minikernel.aten.native_functions import FALLS_THROUGH, NATIVE_FUNCTIONS, NOT_DIFFERENTIABLE, Samples
 
 FLOATS = (torch.float32, torch.float64)
 NUMBERS = (torch.float32, torch.float64, torch.int64)
@@ -90,43 +96,28 @@ def _dims(a):
     return range(-max(a.dim(), 1), max(a.dim(), 1))
 
 
-OPS = [
+#: The entries written by hand: calls that a declaration's ``Samples`` can't say (dims, several
+#: calls in one, dunders and views of a declared operator); the declared operators' own
+#: entries are made from ``minikernel/aten/native_functions.py`` (``DECLARED``, below).
+HAND_WRITTEN = [
     # ---------------------------------------------------------------- element-wise
-    Op("add", lambda L, a, b: a.add(b), two(dtypes=NUMBERS)),
     Op("__add__", lambda L, a, b: a + b, two(dtypes=NUMBERS)),
     Op("__radd__", lambda L, a: 2 + a, one(dtypes=NUMBERS)),
-    Op("sub", lambda L, a, b: a.sub(b), two(dtypes=NUMBERS)),
     Op("__sub__", lambda L, a, b: a - b, two(dtypes=NUMBERS)),
     Op("__rsub__", lambda L, a: 2.5 - a, one()),
-    Op("mul", lambda L, a, b: a.mul(b), two(dtypes=NUMBERS)),
     Op("__mul__", lambda L, a, b: a * b, two(dtypes=NUMBERS)),
     Op("__rmul__", lambda L, a: 3 * a, one(dtypes=NUMBERS)),
-    Op("div", lambda L, a, b: a.div(b), two(positive=True)),
     Op("__truediv__", lambda L, a, b: a / b, two(positive=True)),
     Op("__rtruediv__", lambda L, a: 2.0 / a, one(positive=True), grad=False),
-    Op("neg", lambda L, a: a.neg(), one(dtypes=NUMBERS)),
     Op("__neg__", lambda L, a: -a, one(dtypes=NUMBERS)),
-    Op("exp", lambda L, a: a.exp(), one()),
-    Op("log", lambda L, a: a.log(), one(positive=True)),
-    Op("relu", lambda L, a: a.relu(), one(dtypes=NUMBERS)),
-    Op("sigmoid", lambda L, a: a.sigmoid(), one()),
-    Op("tanh", lambda L, a: a.tanh(), one()),
-    Op("pow", lambda L, a: a.pow(2), one(dtypes=NUMBERS)),
     Op("__pow__", lambda L, a, b: a ** b, two(positive=True)),
     Op("__rpow__", lambda L, a: 2 ** a, one()),
-    Op("eq", lambda L, a, b: a.eq(b), two(dtypes=NUMBERS), grad=False),
-    Op("__gt__", lambda L, a, b: a > b, two(dtypes=NUMBERS), grad=False),
-    Op("__lt__", lambda L, a, b: a < b, two(dtypes=NUMBERS), grad=False),
-    Op("__ge__", lambda L, a, b: a >= b, two(dtypes=NUMBERS), grad=False),
-    Op("__le__", lambda L, a, b: a <= b, two(dtypes=NUMBERS), grad=False),
     Op("where", lambda L, a, b: L.where(a > 0, a, b), two()),
     Op("Tensor.where", lambda L, a, b: a.where(a > 0, b), two()),
     Op("clone", lambda L, a: a.clone(), one(dtypes=NUMBERS)),
     Op("contiguous", lambda L, a: a.contiguous(), one(dtypes=NUMBERS)),
-    Op("matmul", lambda L, a, b: a.matmul(b), matrices()),
     Op("__matmul__", lambda L, a, b: a @ b, matrices()),
     # ------------------------------------------------------------------ reductions
-    Op("sum", lambda L, a: a.sum(), one(dtypes=NUMBERS)),
     Op("sum(dim)", lambda L, a: [a.sum(d, keepdim=k) for d in _dims(a) for k in (False, True)], one()),
     Op("mean", lambda L, a: [a.mean()] + [a.mean(d) for d in _dims(a)], one()),
     Op("max", lambda L, a: a.max(), one(shapes=[(), (1,), (3,), (2, 3), (2, 1, 3)])),
@@ -156,6 +147,7 @@ OPS = [
     Op("expand", lambda L, a: a.expand(2, *a.shape), one(dtypes=NUMBERS), view=True),
     Op("expand_as", lambda L, a: a.expand_as(L.zeros(2, *a.shape)), one(), view=True),
     Op("squeeze", lambda L, a: [a.squeeze()] + [a.squeeze(d) for d in _dims(a)], one()),
+    Op("squeeze(dims)", lambda L, a: [a.squeeze(tuple(range(a.dim()))), a.squeeze((0, -1))], one()),
     Op("unsqueeze", lambda L, a: [a.unsqueeze(d) for d in range(-a.dim() - 1, a.dim() + 1)], one(), view=True),
     Op("narrow", lambda L, a: a.narrow(0, 0, 1), one(shapes=[(1,), (3,), (2, 3)]), view=True),
     Op("select", lambda L, a: a.select(-1, 0), one(shapes=[(1,), (3,), (2, 3)]), view=True),
@@ -164,6 +156,7 @@ OPS = [
        one(shapes=[(), (1,), (3,), (2, 3), (0, 3)])),
     Op("unbind", lambda L, a: a.unbind(0), one(shapes=[(1,), (3,), (2, 3)])),
     Op("split", lambda L, a: a.split(1), one(shapes=[(1,), (3,), (2, 3)])),
+    Op("split(sizes)", lambda L, a: a.split([1, a.shape[0] - 1]), one(shapes=[(1,), (3,), (2, 3)])),
     Op("chunk", lambda L, a: a.chunk(2), one(shapes=[(1,), (3,), (2, 3)])),
     Op("as_strided", lambda L, a: a.contiguous().as_strided((2,), (1,)), one(shapes=[(3,), (2, 3)]), grad=False),
     # --------------------------------------------------------------------- joining
@@ -173,12 +166,7 @@ OPS = [
     Op("__getitem__", lambda L, a: [a[..., None], a[a > 0]] + ([a[0], a[::2], a[[0, 0]], a[L.tensor([0])]]
                                                               if a.dim() and a.shape[0] else []), one()),
     # ------------------------------------------- in-place (on a copy of the input)
-    *[Op(f"{n}_", lambda L, a, b, n=n: getattr(a.clone(), f"{n}_")(b), two(dtypes=FLOATS))
-      for n in ("add", "sub", "mul")],
-    Op("div_", lambda L, a, b: a.clone().div_(b), two(positive=True)),
-    *[Op(f"{n}_", lambda L, a, n=n: getattr(a.clone(), f"{n}_")(), one()) for n in ("neg", "exp", "relu", "sigmoid",
-                                                                                      "tanh", "zero")],
-    Op("log_", lambda L, a: a.clone().log_(), one(positive=True)),
+    Op("zero_", lambda L, a: a.clone().zero_(), one()),
     Op("fill_", lambda L, a: a.clone().fill_(1.5), one(dtypes=NUMBERS)),
     Op("copy_", lambda L, a, b: a.clone().copy_(b), two(dtypes=NUMBERS)),
     Op("__iadd__", lambda L, a, b: a.clone().__iadd__(b), two()),
@@ -209,6 +197,44 @@ OPS = [
     Op("zeros", lambda L, a: L.zeros(*a.shape), one(), grad=False),
     Op("ones", lambda L, a: L.ones(a.shape, dtype=L.float64), one(), grad=False),
 ]
+
+
+def _strategy(samples: Samples, inplace: bool = False) -> st.SearchStrategy:
+    """The inputs a declaration's ``Samples`` asks for (in-place variants: float copies)."""
+    dtypes = NUMBERS if samples.dtypes == "numbers" and not inplace else FLOATS
+    if samples.tensors == "matrices":
+        return matrices()
+    if samples.tensors == 1:
+        return one(dtypes=dtypes, positive=samples.positive)
+    if samples.tensors == 2:
+        return two(dtypes=dtypes, positive=samples.positive)
+    raise ValueError(f"Samples(tensors={samples.tensors!r}): 1, 2 or 'matrices'")
+
+
+def _call(name: str, args: tuple, inplace: bool) -> Callable:
+    def fn(L, first, *rest):
+        return getattr(first.clone() if inplace else first, name)(*rest, *args)
+    return fn
+
+
+def declared_ops(natives=NATIVE_FUNCTIONS) -> list[Op]:
+    """An entry per declared operator with ``Samples`` (named after its first method), and
+    one per in-place variant (its first in-place method, on a copy)."""
+    made = []
+    for native in natives:
+        if not isinstance(native.samples, Samples):
+            continue
+        grad = native.autograd not in (NOT_DIFFERENTIABLE, FALLS_THROUGH)
+        name = native.methods[0]
+        made.append(Op(name, _call(name, native.samples.args, False), _strategy(native.samples), grad))
+        if native.inplace_methods:
+            name = native.inplace_methods[0]
+            made.append(Op(name, _call(name, native.samples.args, True), _strategy(native.samples, True), grad))
+    return made
+
+
+DECLARED = declared_ops()
+OPS = DECLARED + HAND_WRITTEN
 
 
 def _setitems(L, a, b):
