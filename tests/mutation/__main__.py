@@ -6,7 +6,8 @@ of the selected exercises (mutate.py) is graded as the wrong-solution corpus gra
 ``MINIKERNEL_OVERRIDE``, forked from the corpus zygote). FAIL, a crash or a hang kills it;
 PASS is a survivor, unless ``equivalent.json`` says it computes what the reference computes.
 The rows are kept in ``results.json`` (a run replaces the rows of the exercises it ran) and
-``docs/mutation.md`` is written from them, naming the exercises with no row.
+``docs/mutation.md`` is written from them and ``equivalent.json`` (``--report``: only that),
+naming the exercises with no row.
 """
 from __future__ import annotations
 
@@ -50,7 +51,6 @@ def outcome(mutant: Mutant, reply: dict) -> tuple[str, str]:
 
 
 def run(selected: list[str], workers: int, timeout_s: float) -> dict:
-    equivalent = json.loads(EQUIVALENT.read_text()) if EQUIVALENT.exists() else {}
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     known = exercises()
     with tempfile.TemporaryDirectory(prefix="minikernel-mutants-") as tmp:
@@ -66,13 +66,11 @@ def run(selected: list[str], workers: int, timeout_s: float) -> dict:
                                  "args": ["--json", f"--timeout={timeout_s}"],
                                  "env": {**grader_env("all"), "MINIKERNEL_OVERRIDE": str(path)}})
             print(f"{ident}: {len(found)} mutants", file=sys.stderr, flush=True)
-            counts = {"killed": 0, "survived": 0, "equivalent": 0, "error": 0}
+            counts = {"killed": 0, "survived": 0, "error": 0}
             survivors, errors = [], []
             for reply in grade_in_forks(requests, workers, 4 * timeout_s):
                 mutant = by_path[reply["case"]]
                 verdict, detail = outcome(mutant, reply)
-                if verdict == "survived" and mutant.key in equivalent.get(ident, {}):
-                    verdict = "equivalent"
                 counts[verdict] += 1
                 if verdict == "survived":
                     survivors.append({"key": mutant.key, "line": mutant.before})
@@ -84,7 +82,7 @@ def run(selected: list[str], workers: int, timeout_s: float) -> dict:
                               "survivors": survivors, "errors": errors}
             RESULTS.write_text(json.dumps(dict(sorted(results.items(), key=lambda kv: _order(kv[0]))), indent=1) + "\n")
             row = results[ident]
-            print(f"{ident}: {row['killed']} killed, {row['survived']} survived, {row['equivalent']} equivalent, "
+            print(f"{ident}: {row['killed']} killed, {row['survived']} survived (equivalent ones included), "
                   f"{row['error']} errors, {row['seconds']} s", file=sys.stderr, flush=True)
     return results
 
@@ -99,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="mutants graded at a time (default 2)")
     parser.add_argument("--timeout", type=float, default=30.0, help="the grader's limit per mutant, in seconds (default 30)")
     parser.add_argument("--list", action="store_true", help="print the mutants, grade nothing")
+    parser.add_argument("--report", action="store_true", help="write docs/mutation.md from the kept rows, grade nothing")
     options = parser.parse_args(argv)
     known = exercises()
     patterns = options.patterns or ["*"]
@@ -109,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         for ident in selected:
             for mutant in mutants(known[ident]):
                 print(f"{ident} {mutant.key} | {mutant.before}")
+        return 0
+    if options.report:
+        results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        write_report(results, known, json.loads(EQUIVALENT.read_text()), ROOT / "docs" / "mutation.md", None)
         return 0
     results = run(selected, options.workers, options.timeout)
     command = "make mutants" + (f' ARGS="{" ".join(options.patterns)}"' if options.patterns else "")

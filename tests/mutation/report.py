@@ -35,24 +35,32 @@ measuring machine (2 cores, shared).
 """
 
 
-def write_report(results: dict, known: dict, equivalent: dict, path: Path, command: str) -> None:
+def write_report(results: dict, known: dict, equivalent: dict, path: Path, command: str | None) -> None:
+    """``results``: the kept rows, whose survivors include the equivalent ones (told apart here by
+    ``equivalent``); ``command``: the run's command, None to keep the one the page names."""
+    if command is None:
+        old = path.read_text() if path.exists() else ""
+        command = old.split("Last command: `", 1)[1].split("`", 1)[0] if "Last command: `" in old else "?"
     lines = [INTRO, f"Last command: `{command}`.", "",
              "| exercise | functions | mutants | killed | survived | equivalent | errors | killed of non-equivalent "
              "| seconds | measured |", "|---|---|---|---|---|---|---|---|---|---|"]
+    survivors = []
     for ident, row in results.items():
-        graded = row["killed"] + row["survived"]
+        same = [s for s in row["survivors"] if s["key"] in equivalent.get(ident, {})]
+        others = [s for s in row["survivors"] if s["key"] not in equivalent.get(ident, {})]
+        survivors += [(ident, s) for s in others]
+        graded = row["killed"] + len(others)
         rate = f"{100.0 * row['killed'] / graded:.0f}%" if graded else "-"
-        lines.append(f"| {ident} | {row['name']} | {row['mutants']} | {row['killed']} | {row['survived']} | "
-                     f"{row['equivalent']} | {row['error']} | {rate} | {row['seconds']} | {row['date']} |")
+        lines.append(f"| {ident} | {row['name']} | {row['mutants']} | {row['killed']} | {len(others)} | "
+                     f"{len(same)} | {row['error']} | {rate} | {row['seconds']} | {row['date']} |")
     not_run = [i for i in known if i not in results]
     lines += ["", "Not run yet: " + (", ".join(not_run) if not_run else "none") + ".", ""]
-    survivors = [(i, s) for i, row in results.items() for s in row["survivors"]]
     lines += ["## Survivors (not equivalent)", ""]
     lines += [f"- {i} `{s['key']}`: `{s['line']}`" for i, s in survivors] or ["None."]
     errors = [(i, e) for i, row in results.items() for e in row["errors"]]
     if errors:
         lines += ["", "## Not graded", ""] + [f"- {i} `{e['key']}`: {e['detail']}" for i, e in errors]
     lines += ["", "## Equivalent mutants", ""]
-    lines += [f"- {i} `{key}`: {reason}" for i, entries in equivalent.items() if i in results
-              for key, reason in entries.items()] or ["None."]
+    lines += [f"- {i} `{s['key']}`: `{s['line']}` ({equivalent[i][s['key']]})" for i, row in results.items()
+              for s in row["survivors"] if s["key"] in equivalent.get(i, {})] or ["None."]
     path.write_text("\n".join(lines) + "\n")
