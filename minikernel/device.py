@@ -21,12 +21,16 @@ On a GPU it also names minikernel's caching allocator as numba's memory manager
 :mod:`minikernel.cuda_allocator`.
 
 ``CUDA_BACKEND`` records the outcome: ``"gpu"``, ``"simulator"`` or ``"unavailable"``
-(numba was imported earlier without the simulator and there is no GPU).
+(numba was imported earlier without the simulator and there is no GPU, or this
+platform has no ``numba.cuda`` at all: numba-cuda publishes no macOS build, and a
+numba without its own ``numba.cuda`` then has no simulator either).
 """
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import os
+import platform
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -103,6 +107,22 @@ def cuda_device_count() -> int:
         return 0
 
 
+def _has_numba_cuda() -> bool:
+    """Whether ``numba.cuda`` can be imported here (numba-cuda, or numba's own), without importing numba."""
+    if importlib.util.find_spec("numba_cuda") is not None:
+        return True
+    numba = importlib.util.find_spec("numba")
+    return numba is not None and any(os.path.isfile(os.path.join(folder, "cuda", "__init__.py"))
+                                     for folder in numba.submodule_search_locations or ())
+
+
+def _no_simulator_reason() -> str:
+    return (f"numba's CUDA simulator is not available on this platform ({platform.system()} "
+            f"{platform.machine()}): numba-cuda publishes no build for it and the installed numba has no "
+            "numba.cuda of its own. The GPU exercises (2.6-2.9, 5.6, 5.7) run on Linux or Windows, or in a "
+            "hosted notebook (README, \"Your own environment\"); everything else runs here")
+
+
 def _choose_backend() -> tuple[str, str]:
     """(backend, why) — and switch the simulator on when that is the choice."""
     explicit = os.environ.get(_SIM_VAR, "").strip()
@@ -110,6 +130,8 @@ def _choose_backend() -> tuple[str, str]:
         if explicit == "1":
             return "simulator", f"{_SIM_VAR}=1 was set"
         return "gpu", f"{_SIM_VAR}={explicit} was set"
+    if not _has_numba_cuda():
+        return "unavailable", _no_simulator_reason()
     devices = cuda_device_count()
     if devices:
         return "gpu", f"the CUDA driver reports {devices} device(s)"
