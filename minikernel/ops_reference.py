@@ -49,6 +49,15 @@ def tanh(a: Tensor) -> Tensor:
     return _pointwise("tanh", np.tanh, dtype, a)
 
 
+def sqrt(a: Tensor) -> Tensor:
+    """Matches ``torch.sqrt`` (float32 for integer input; nan below 0, without a warning)."""
+    def root(x):
+        with np.errstate(invalid="ignore"):
+            return np.sqrt(x)
+
+    return _pointwise("sqrt", root, a.dtype if a.dtype.kind == "f" else float32, a)
+
+
 def where(condition: Tensor, a: Operand, b: Operand) -> Tensor:
     """``condition ? a : b`` element-wise, broadcast. Matches ``torch.where``."""
     if not isinstance(condition, Tensor) or condition.dtype != bool_:
