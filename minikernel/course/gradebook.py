@@ -52,6 +52,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +80,27 @@ class Result:
     notes: list[str] = field(default_factory=list)
     resumed: bool = False  #: taken over from an earlier run's stored result
     crashed: bool = False  #: the gradebook itself failed on this submission
+
+
+class Interrupted(Exception):
+    """The gradebook was stopped (Ctrl-C, SIGTERM); the message says what was kept."""
+
+
+#: Grading processes now running, and whether the gradebook is being stopped.
+_running: set[subprocess.Popen] = set()
+_running_lock = threading.Lock()
+_stopping = threading.Event()
+
+
+def _stop_all() -> None:
+    """Stop every grading now running (it is not recorded: a rerun grades it again)."""
+    _stopping.set()
+    with _running_lock:
+        for proc in _running:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 @dataclass
@@ -127,8 +149,12 @@ def grade_tree(tree: Path, settings: Settings, box: sb.Sandbox) -> tuple[dict[st
     grade = [sys.executable, "-m", "minikernel", "grade", "--json", "--timeout", str(settings.timeout_s),
              *settings.patterns]
     cmd = box.wrap(grade, tree)
-    proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    with _running_lock:
+        if _stopping.is_set():
+            raise Interrupted("stopped before grading")
+        proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        _running.add(proc)
     try:
         out, err = proc.communicate(timeout=settings.submission_timeout_s)
     except subprocess.TimeoutExpired:
@@ -136,10 +162,14 @@ def grade_tree(tree: Path, settings: Settings, box: sb.Sandbox) -> tuple[dict[st
         proc.communicate()
         return {}, f"grading did not finish in {settings.submission_timeout_s} s"
     finally:
+        with _running_lock:
+            _running.discard(proc)
         try:  # nothing the student started outlives grading
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    if _stopping.is_set():
+        raise Interrupted("stopped while grading")
     try:
         report = json.loads(out)
     except json.JSONDecodeError:
@@ -225,6 +255,8 @@ def _guarded(submission: Submission, grade) -> Result:
     """``grade(submission)``, or a row saying how the gradebook itself failed on it."""
     try:
         return grade(submission)
+    except Interrupted:
+        raise
     except Exception as err:  # noqa: BLE001 - one submission must not stop the class's gradebook
         return Result(submission.student, error=f"not graded: the gradebook failed on this submission "
                                                 f"({type(err).__name__}: {err})", crashed=True)
@@ -273,8 +305,19 @@ def run(submissions_dir: Path, out: Path, settings: Settings, weights_file: Path
                 _save(results_dir / f"{s.student}.json", result, "", crashed=True)
             return result
 
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        _stopping.clear()
+        pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+        try:
             results = list(pool.map(grade, submissions))
+        except (KeyboardInterrupt, Interrupted):
+            _stop_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            kept = sum(1 for s in submissions if results_dir and (results_dir / f"{s.student}.json").exists())
+            where = f"kept in {results_dir}; run the same command again to grade the rest" if results_dir else \
+                "nothing kept (--single)"
+            raise Interrupted(f"interrupted: {kept} of {len(submissions)} submissions graded, {where}") from None
+        finally:
+            pool.shutdown(wait=True)
     resumed = sum(r.resumed for r in results)
     if resumed:
         print(f"resumed: {resumed} of {len(results)} submissions unchanged since they were graded into "
@@ -335,12 +378,21 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings([p for p in re.split(r"[,\s]+", args.exercises) if p], args.keep, args.timeout,
                         args.submission_timeout, args.memory_mb, not args.no_sandbox, args.max_processes,
                         args.open_files, args.disk_mb)
+    def stop(*_):  # SIGTERM (a shutdown, a scheduler) stops it as Ctrl-C does
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
         results = run(args.submissions, args.out, settings, args.weights, args.jobs, args.output_format,
                       args.single, args.visibility)
     except (ValueError, FileNotFoundError, FileExistsError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except (Interrupted, KeyboardInterrupt) as err:
+        print(str(err) or "interrupted", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     graded = sum(not r.error for r in results)
     where = {"gradebook": f"gradebook in {args.out / 'gradebook.csv'} and .html",
              "gradescope": f"Gradescope results in {args.out / ('results.json' if args.single else 'gradescope')}"}

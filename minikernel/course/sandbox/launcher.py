@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
 CLONE_NEWUSER = 0x10000000
 POLL_S = 0.05
 GRACE_S = 0.3  # the grader kills an exercise's group just before it writes the outcome
@@ -43,6 +44,13 @@ def set_subreaper() -> bool:
 
     libc = ctypes.CDLL(None, use_errno=True)
     return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def die_with_parent() -> None:
+    """SIGTERM here when the gradebook dies (even by SIGKILL): the handler kills what runs below."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 def own_user_namespace() -> bool:
@@ -238,6 +246,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{args.user}", file=sys.stderr)
     if nproc:
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    parent = os.getppid()
+    die_with_parent()  # after any change of user, which clears it
+    if os.getppid() != parent:
+        return 143
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryFile() as out:
         grader = subprocess.Popen(command, stdout=out)
