@@ -148,3 +148,42 @@ def test_without_the_sandbox_the_gradebook_says_what_is_not_isolated(tmp_path, c
     box = _plan()
     if box.kind != "bubblewrap":  # this machine: the same warnings without being asked
         assert box.warnings() and all("switched off" not in w for w in box.warnings())
+
+
+FAKE_GRADER = r'''
+import ctypes, json, os, sys, time
+run = os.path.join(os.environ["TMPDIR"], "minikernel-grade-fake")
+os.makedirs(run)
+stack = open(os.path.join(run, "1.1.stack"), "w")  # held open by exercise 1.1's processes, as the grader's are
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0)
+        while True:
+            time.sleep(0.1)
+    os._exit(0)
+os.wait()
+stack.close()
+open(os.path.join(run, "1.1.outcome"), "w").write("{}")
+time.sleep(1.5)
+rows = [{"id": i, "name": "x", "status": "PASS", "detail": ""} for i in ("1.1", "1.2")]
+print(json.dumps({"exercises": rows, "passed": 2, "total": 2}))
+'''
+
+
+def test_launcher_kills_a_daemon_and_fails_its_exercise(tmp_path):
+    """The launcher alone (no bubblewrap needed): a process that left its exercise's session."""
+    import json
+    import subprocess
+    import sys
+
+    marker = f"mkfake{uuid.uuid4().hex[:8]}"
+    (tmp_path / "grader.py").write_text(FAKE_GRADER)
+    proc = subprocess.run([sys.executable, "-I", str(sandbox.LAUNCHER), "--nofile", "256", "--",
+                           sys.executable, str(tmp_path / "grader.py"), marker],
+                          env={**os.environ, "TMPDIR": str(tmp_path)}, capture_output=True, text=True, timeout=60)
+    report = json.loads(proc.stdout)
+    rows = {r["id"]: r for r in report["exercises"]}
+    assert rows["1.1"]["status"] == "FAIL" and "left a process running" in rows["1.1"]["detail"], proc.stderr
+    assert rows["1.2"]["status"] == "PASS" and report["passed"] == 1
+    assert marker not in _processes("comm").values(), "the daemon is still running"
