@@ -24,7 +24,9 @@
 # (scale and zero point, per tensor and per channel, dynamic and static
 # post-training quantization) with **Conv/Linear+BatchNorm folding**; and **CUDA in
 # practice** (streams, events, the caching allocator, pinned copies, cuDNN flags),
-# which runs on a GPU when there is one and otherwise shows its code.
+# which runs on a GPU when there is one and otherwise shows its code; and the notes'
+# **rules of thumb**, measured (ShuffleNetV2's guidelines, BPTT memory, 1-D tensors,
+# reproducibility across hardware).
 #
 # You rebuild six pieces: checkpointing as a recomputing `torch.autograd.Function`
 # (`minikernel/utils/checkpoint.py`), a DataLoader worker's loop and the in-order
@@ -62,6 +64,7 @@ import matplotlib.pyplot as plt
 import torch
 import torch.utils.checkpoint as torch_ckpt
 from torch.profiler import ProfilerActivity, profile
+from torch.utils.flop_counter import FlopCounterMode
 
 import minikernel as mk
 from minikernel.ao.quantization import fuse as mk_fuse
@@ -1261,6 +1264,191 @@ for value in ("0", ""):
 if not cuda_tour.available():
     print("(a CPU-only build sees 0 devices either way; on a GPU machine the first line shows 1, and the")
     print(" second 0, and changing the variable after initialization changes nothing)")
+
+# %% [markdown]
+# ## 8. Rules of thumb, measured
+#
+# The notes end with rules of thumb for fast, lean and correct models. Four of them
+# are checked here on the CPU: ShuffleNetV2's four speed guidelines, the memory of
+# backpropagation through time, what 1-D tensors do in a loss, and why the same
+# seed does not give the same bits on different hardware.
+#
+# ### ShuffleNetV2's four guidelines
+#
+# FLOPs do not predict speed: a layer also pays for its **memory access cost**
+# (MAC), the bytes it reads and writes — input, output and weights. ShuffleNetV2
+# (Ma et al., 2018) derived four guidelines from it, measured on a GPU and an ARM
+# CPU. Here each pair of variants has the **same FLOPs** (counted by
+# `torch.utils.flop_counter.FlopCounterMode`) and a different MAC (float32 bytes,
+# counted from the shapes). For a 1×1 convolution from c₁ to c₂ channels on an
+# h×w image, FLOPs ∝ hw·c₁·c₂ and MAC = hw·(c₁ + c₂) + c₁·c₂ (times the batch and
+# 4 bytes), which for a fixed product c₁·c₂ is smallest when c₁ = c₂.
+#
+# 1. **Equal input and output channels** — a 1×1 convolution with c₁·c₂ fixed.
+# 2. **Fewer groups** — a grouped 1×1 convolution with c²/g fixed: more groups means
+#    more channels for the same FLOPs, so more bytes moved.
+# 3. **Fewer branches** — one convolution against the same work split into parallel
+#    branches whose outputs are concatenated: same FLOPs, same weights, but more
+#    small kernels and a copy into the concatenated output.
+# 4. **Fewer element-wise ops** — a ReLU and a residual add cost no FLOPs in the
+#    counter (it counts only matrix products and convolutions) but read and write
+#    whole activations.
+#
+# Times are medians of 15 calls after warm-up, on one pinned thread (printed); they
+# vary from run to run and machine to machine, the FLOPs and bytes do not.
+
+# %% tags=["nbval-ignore-output"]
+def count_flops(fn, x):
+    with FlopCounterMode(display=False) as counter:
+        fn(x)
+    return counter.get_total_flops()
+
+
+threads = torch.get_num_threads()
+torch.set_num_threads(1)
+print("torch threads while timing:", torch.get_num_threads())
+torch.manual_seed(0)
+batch, side = 8, 28
+pixels = batch * side * side
+with torch.no_grad():
+    print("1. equal channels: 1×1 conv, c1·c2 = 128·128")
+    for c1, c2 in ((128, 128), (64, 256), (32, 512), (16, 1024)):
+        conv, x = torch.nn.Conv2d(c1, c2, 1, bias=False), torch.randn(batch, c1, side, side)
+        mac = 4 * (pixels * (c1 + c2) + c1 * c2)
+        print(f"   c1={c1:4} c2={c2:4}: {count_flops(conv, x) / 1e6:5.0f} MFLOP, MAC {mac / 2**20:5.1f} MiB, "
+              f"{median_ms(lambda conv=conv, x=x: conv(x)):5.2f} ms")
+    print("2. fewer groups: 1×1 conv, c²/g = 64²")
+    for groups, c in ((1, 64), (4, 128), (16, 256)):
+        conv, x = torch.nn.Conv2d(c, c, 1, groups=groups, bias=False), torch.randn(batch, c, side, side)
+        mac = 4 * (pixels * 2 * c + c * c // groups)
+        print(f"   g={groups:2} c={c:3}: {count_flops(conv, x) / 1e6:5.0f} MFLOP, MAC {mac / 2**20:5.1f} MiB, "
+              f"{median_ms(lambda conv=conv, x=x: conv(x)):5.2f} ms")
+    print("3. fewer branches: 128 → 128 channels as one conv or as parallel branches + cat")
+    x = torch.randn(batch, 128, side, side)
+    for n_branches in (1, 4, 8):
+        branches = [torch.nn.Conv2d(128, 128 // n_branches, 1, bias=False) for _ in range(n_branches)]
+
+        def run(t, branches=branches):
+            return torch.cat([b(t) for b in branches], 1)
+        print(f"   {n_branches} branch(es): {count_flops(run, x) / 1e6:5.0f} MFLOP, "
+              f"{median_ms(lambda: run(x)):5.2f} ms")
+    print("4. fewer element-wise ops: conv, then conv + ReLU + residual add")
+    conv = torch.nn.Conv2d(128, 128, 1, bias=False)
+    for label, fn in (("conv            ", conv),
+                      ("relu(conv) + x  ", lambda t: torch.relu(conv(t)) + t)):
+        print(f"   {label}: {count_flops(fn, x) / 1e6:5.0f} MFLOP, {median_ms(lambda fn=fn: fn(x)):5.2f} ms")
+torch.set_num_threads(threads)
+
+# %% [markdown]
+# In each group the FLOPs are identical and only the bytes differ. When this
+# chapter was written, on a quiet 2-core machine with one thread, all four
+# guidelines held on the CPU too: 16→1024 channels took about 1.8× as long as
+# 128→128, 16 groups about 2.5× one group, four branches about 1.2× one
+# convolution, and the ReLU and add doubled the time of the convolution alone.
+# Your numbers will differ; on a busy machine the smaller differences can drown
+# in the noise or even reverse. The FLOPs and bytes do not change.
+# (Chapter 02 showed the root cause: an element-wise op
+# is bound by memory bandwidth, a large convolution or matmul by arithmetic.)
+#
+# ### Backpropagation through time: memory grows with the sequence
+#
+# The notes warn against running an RNN over very long sequences: backward through
+# time (BPTT) needs every step's activations, so memory grows linearly with the
+# length. `SavedTensorMeter` (§1) counts what `nn.RNN(32, 64)` keeps for backward
+# on a batch of 4, for sequences of 8 to 64 steps:
+
+# %%
+torch.manual_seed(0)
+rnn = torch.nn.RNN(32, 64, batch_first=True)
+saved_by_length = {}
+for steps in (8, 16, 32, 64):
+    with SavedTensorMeter(exclude=rnn.parameters()) as meter:
+        out, h_last = rnn(torch.randn(4, steps, 32))
+        saved_by_length[steps] = meter.live_bytes
+        out.sum().backward()
+    print(f"{steps:3} steps: {saved_by_length[steps]:6} bytes saved for backward; after backward: {meter.live_bytes}")
+per_step = (saved_by_length[64] - saved_by_length[8]) // (64 - 8)
+print("bytes per step:", per_step, "= x_t (4×32) + h_t (4×64) in float32:", per_step == 4 * (4 * 32 + 4 * 64))
+print("linear in the length:", all(saved_by_length[t] == saved_by_length[8] + per_step * (t - 8)
+                                   for t in saved_by_length))
+
+# %% [markdown]
+# The usual remedy is **truncated BPTT**: run backward every k steps and `detach()`
+# the hidden state carried into the next chunk, so the graph — and the memory —
+# never spans more than k steps (gradients then flow back at most k steps). The 64
+# steps in chunks of 16 peak at what 16 steps hold:
+
+# %%
+sequence = torch.randn(4, 64, 32)
+with SavedTensorMeter(exclude=rnn.parameters()) as meter:
+    hidden = None
+    for chunk in sequence.split(16, dim=1):
+        out, hidden = rnn(chunk, hidden)
+        out.sum().backward()
+        hidden = hidden.detach()  # cut the graph: the next chunk does not backpropagate into this one
+print("peak over 64 steps in chunks of 16:", meter.peak_bytes, "bytes;",
+      "the same as 16 steps at once:", meter.peak_bytes == saved_by_length[16])
+
+# %% [markdown]
+# ### 1-D tensors in a loss
+#
+# The notes advise using N×1 tensors rather than 1-D ones, except for labels, to
+# avoid surprising results. The classic surprise: a model outputs predictions of
+# shape (N, 1), the targets are a 1-D tensor of shape (N,), and broadcasting (chapter
+# 01) lines up the trailing dimensions, so `pred - target` is **N×N** — every
+# prediction minus every target. The loss is a number either way, so nothing fails;
+# `mse_loss` at least warns:
+
+# %%
+torch.manual_seed(0)
+n = 4
+pred = torch.randn(n, 1)  # what Linear(..., 1) returns
+target = torch.randn(n)   # labels read as a 1-D tensor
+print("(N, 1) - (N,) has shape", tuple((pred - target).shape))
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    wrong = torch.nn.functional.mse_loss(pred, target)
+print("warning:", caught[0].message)
+right = torch.nn.functional.mse_loss(pred.squeeze(1), target)
+print(f"mse over the N×N pairs: {wrong.item():.4f}; over the N pairs: {right.item():.4f}")
+print("the same as the mean of the N×N matrix:", torch.equal(wrong, ((pred - target) ** 2).mean()))
+
+# %% [markdown]
+# ### The same seed, different bits on different hardware
+#
+# The notes: full reproducibility is not guaranteed across devices (CPU, GPU) even
+# with the same seed, only on one device. The reason is that floating-point addition
+# is not associative, and devices sum in different orders — a GPU in thousands of
+# blocks, a CPU in as many chunks as it has threads. A CPU shows it alone: the same
+# ten million float32 numbers summed with 1 thread and with 2 threads, and summed
+# with 1 thread in another order:
+
+# %%
+torch.manual_seed(0)
+values = torch.randn(10_000_000)
+threads = torch.get_num_threads()
+sums = {}
+for n_threads in (1, 2):
+    torch.set_num_threads(n_threads)
+    sums[n_threads] = values.sum()
+torch.set_num_threads(1)
+shuffled = values[torch.randperm(values.numel())].sum()
+torch.set_num_threads(threads)
+exact = values.double().sum()
+print(f"1 thread:  {sums[1].item():.6f}\n2 threads: {sums[2].item():.6f}\nshuffled:  {shuffled.item():.6f}\n"
+      f"float64:   {exact.item():.6f}")
+print("1 and 2 threads bitwise equal:", torch.equal(sums[1], sums[2]))
+print("original and shuffled order bitwise equal:", torch.equal(sums[1], shuffled))
+
+# %% [markdown]
+# On this build (ATen parallelized with OpenMP) the thread count changes the
+# last bits of a float32 sum: each thread sums its own chunk and the partial sums
+# are added at the end. None of the three float32 answers is wrong — they differ
+# from the float64 sum by rounding. So the seed fixes the *inputs*, and
+# `torch.use_deterministic_algorithms(True)` (§7) fixes the *algorithm* on one
+# machine, but another device, another thread count or another library version may
+# sum in another order: compare results across machines with a tolerance
+# (`torch.testing.assert_close`), not bit for bit.
 
 # %% [markdown]
 # ## Grade chapter 10
