@@ -9,10 +9,10 @@ Every submission (see ``submissions``) is graded in a tree made fresh for it:
 3. the learner-editable modules (those with ``@exercise`` stubs) taken from the
    submission — nothing else of it is used.
 
-``python -m minikernel grade --json`` then runs in that tree in a child process
-group with a wall-clock limit and a memory limit, and, where ``unshare`` can make
-one, in a network namespace with loopback only (chapter 07's ranks talk over
-127.0.0.1). Several submissions are graded at once (``-j``).
+``python -m minikernel grade --json`` then runs in that tree in the grading sandbox
+(``sandbox``: bubblewrap where it can run, with limits on time, memory, processes,
+files and disk; otherwise the gradebook warns what is not isolated). Several
+submissions are graded at once (``-j``).
 
 Writes ``DIR/gradebook.csv`` (one row per student, points per exercise and the
 total), ``DIR/gradebook.html`` (a sortable table; click a cell for the grader's
@@ -34,7 +34,8 @@ folder of them, and the file is ``DIR/results.json``: what ``run_autograder`` do
 as soon as it is graded, with a hash of what it was graded from (the learner files
 taken from the submission, the teacher's edition, the settings). Run the command
 again with the same ``--out`` after an interruption and it grades only the
-submissions that are new or changed, and says how many it took over.
+submissions that are new or changed, and says how many it took over. Ctrl-C or
+SIGTERM kills the gradings running (they are not recorded) and says how many are kept.
 
 Example::
 
