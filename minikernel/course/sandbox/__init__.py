@@ -34,6 +34,7 @@ NOBODY = 65534
 DEFAULT_NPROC = 512
 DEFAULT_NOFILE = 1024
 DEFAULT_DISK_MB = 1024
+NO_OWN_USERNS = "no user namespace of its own"  #: the launcher's words when it cannot make one
 HINT = ("install bubblewrap (`apt-get install bubblewrap`, which `python tools/bootstrap.py --system` does) "
         "and allow user namespaces, or grade as root")
 
@@ -175,7 +176,9 @@ def _bwrap_fails(bwrap: str, limits: Limits) -> str:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError) as err:
         return str(err)
-    return "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+    if proc.returncode != 0:
+        return (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+    return NO_OWN_USERNS if NO_OWN_USERNS in proc.stderr else ""
 
 
 def _unshare_network() -> list[str]:
@@ -196,12 +199,16 @@ def plan(limits: Limits, hide: list[Path], enabled: bool = True) -> Sandbox:
     why = "switched off (--no-sandbox)" if not enabled else f"bubblewrap is not installed: {HINT}"
     if bwrap:
         failure = _bwrap_fails(bwrap, limits)
-        if not failure:
-            return Sandbox("bubblewrap", limits, bwrap=bwrap, hide=hide, isolated=[
+        if failure in ("", NO_OWN_USERNS):
+            box = Sandbox("bubblewrap", limits, bwrap=bwrap, hide=hide, isolated=[
                 "file system read-only, the course's checkout, submissions, output and home folders hidden",
                 f"writes only to a private /tmp of {limits.disk_mb} MB (--disk-mb)",
                 "PID namespace (every process dies with the grading; one left by an exercise fails it)",
                 "network: loopback only", limits.words(with_processes=True)])
+            if failure:
+                box.not_isolated.append(f"processes: {NO_OWN_USERNS} (the limit counts every process of user "
+                                        f"{NOBODY} on this machine, so submissions graded at once share it)")
+            return box
         why = f"bubblewrap cannot set up its sandbox here ({failure}): {HINT}"
     network = _unshare_network()
     sandbox = Sandbox("none", limits, network=network, not_isolated=[

@@ -242,8 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         os.setgid(args.user)
         os.setuid(args.user)
         if nproc and not own_user_namespace():
-            print("sandbox: no user namespace of its own: the process limit counts every process of user "
-                  f"{args.user}", file=sys.stderr)
+            print("sandbox: no user namespace of its own", file=sys.stderr)  # plan() looks for these words
     if nproc:
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
     parent = os.getppid()
