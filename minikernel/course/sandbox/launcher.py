@@ -39,18 +39,23 @@ _EXERCISE_FILE = re.compile(r"/minikernel-grade-[^/]+/(\d+\.\d+)\.(stack|progres
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def set_subreaper() -> bool:
+LINUX = sys.platform.startswith("linux") and os.path.isdir("/proc/self")
+
+
+def _prctl(*args: int) -> bool:
     import ctypes
 
-    libc = ctypes.CDLL(None, use_errno=True)
-    return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    return ctypes.CDLL(None, use_errno=True).prctl(*args, 0, 0, 0) == 0
+
+
+def set_subreaper() -> bool:
+    return LINUX and _prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
 def die_with_parent() -> None:
     """SIGTERM here when the gradebook dies (even by SIGKILL): the handler kills what runs below."""
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if LINUX:
+        _prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
 
 
 def own_user_namespace() -> bool:
@@ -139,7 +144,7 @@ class Watch:
 
     def scan_strays(self) -> None:
         me = os.getpid()
-        for entry in os.listdir("/proc"):
+        for entry in os.listdir("/proc") if LINUX else []:
             if not entry.isdigit() or int(entry) in (me, self.grader_pid):
                 continue
             pid = int(entry)
@@ -233,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not set_subreaper():
+    if LINUX and not set_subreaper():
         print("sandbox: cannot become the subreaper of the grading (prctl failed)", file=sys.stderr)
     nproc, args.nproc = args.nproc, 0
     set_limits(args)
@@ -279,7 +284,8 @@ def _kill_rest(grader_pid: int) -> None:
         pass
     for _ in range(200):
         me = os.getpid()
-        children = [int(e) for e in os.listdir("/proc") if e.isdigit() and (_stat(int(e)) or (0,))[0] == me]
+        children = [int(e) for e in (os.listdir("/proc") if LINUX else []) if e.isdigit()
+                    and (_stat(int(e)) or (0,))[0] == me]
         for pid in children:
             _kill_tree(pid)
         _reap()
