@@ -18,7 +18,8 @@ is wrapped the same way. From the record the widget draws:
 
 Pure functions (``trace``, ``render_html``) work without a browser; the HTML carries
 ``data-`` attributes for tests. While an exercise is unfinished the widget says
-"Finish exercise N.M (...)" instead of drawing.
+"Finish exercise N.M (...)" and draws the trace of the course's reference solution
+meanwhile, labelled as such (class ``mk-reference-side``).
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ import torch
 from minikernel import device as dev
 from minikernel.course.exercise import finish_message, stub_exercise_id
 
+from .reference_side import references
 from .static_view import StaticView
 
 SCENARIOS = {
@@ -80,6 +82,7 @@ class Trace:
     itemsize: int = 4
     result: Optional[np.ndarray] = None  #: the output matrix the launch computed
     expected: Optional[np.ndarray] = None  #: torch's answer
+    reference: bool = False  #: run with the course's reference solutions (yours not written yet)
 
     def counts(self) -> dict[str, int]:
         """Totals: ``{"global reads": n, "global writes": n, "shared reads": n, "shared writes": n}``."""
@@ -341,13 +344,16 @@ def render_html(t: Trace, block: Optional[Dim] = None, thread: Optional[Dim] = N
     threads = math.prod(t.grid) * math.prod(t.block)
     ok = t.result is not None and t.expected is not None and np.array_equal(t.result, t.expected)
     verdict = ("result matches torch" if ok else "result DIFFERS from torch")
+    if t.reference:
+        verdict = "the reference solution's launch (yours is not written yet); " + verdict
     head = (f'<div class="mk-launch" style="font:13px monospace"><b>{html.escape(t.scenario)}</b> — '
             f'{html.escape(SCENARIOS[t.scenario])}<br>grid {t.grid[:2]} x block {t.block[:2]} = {threads} threads; '
             f'{verdict}</div>')
     shared = "".join(f'<span class="mk-shared" data-array="{n}">{n}{list(s)} </span>' for n, s in t.shared.items())
     shared = f'<div style="font:12px monospace">shared memory per block: {shared}</div>' if shared else ""
     grids = "".join(_matrix_html(t, name, {c for n, c in mine if n == name}) for name in t.matrices)
-    return (f'<div class="mk-trace" data-scenario="{html.escape(t.scenario)}">{head}{_counts_html(t)}{shared}'
+    side = " mk-reference-side" if t.reference else ""
+    return (f'<div class="mk-trace{side}" data-scenario="{html.escape(t.scenario)}">{head}{_counts_html(t)}{shared}'
             f'{_coalescing_html(t)}<div style="display:flex;flex-wrap:wrap;margin:6px 0">{grids}</div>'
             f'{_thread_html(t, block, thread)}</div>')
 
@@ -358,13 +364,21 @@ def todo_html(exc: NotImplementedError) -> str:
 
 
 def safe_trace(scenario: str) -> tuple[Optional[Trace], str]:
-    """(trace, "") or (None, a message line) — never raises for an unfinished exercise."""
+    """(trace, "") or (None, a message line) — never raises for an unfinished exercise: then
+    the reference's trace, if this edition has the references, with a line saying so."""
     try:
         return trace(scenario), ""
     except NotImplementedError as exc:
-        if stub_exercise_id(exc):
+        if not stub_exercise_id(exc):
+            return None, message_html(f"NotImplementedError: {exc}")
+        try:
+            with references():
+                reference = trace(scenario)
+        except (LookupError, NotImplementedError):
             return None, todo_html(exc)
-        return None, message_html(f"NotImplementedError: {exc}")
+        reference.reference = True
+        return reference, message_html(finish_message(exc, "to trace yours; meanwhile, the course's "
+                                                      "reference solution's:"), "todo")
     except Exception as exc:  # a readable line, never a traceback
         return None, message_html(f"{type(exc).__name__}: {exc}")
 
@@ -403,7 +417,7 @@ class KernelTrace(StaticView, W.VBox):
             self.who.value = pairs[0] if pairs else None
         finally:
             self._busy = False
-        self.picture.value = message or self._draw()
+        self.picture.value = message + self._draw() if self._trace else message
 
     def _redraw(self, change) -> None:
         if not self._busy and self._trace is not None:

@@ -34,6 +34,7 @@ from minikernel.course.exercise import finish_message
 from minikernel.norm import var_mean
 from minikernel.tensor import Tensor
 
+from .reference_side import references
 from .static_view import StaticView
 
 Group = tuple[int, ...]  #: the kept coordinates of one statistic: (c,), (n,) or (n, c)
@@ -235,6 +236,14 @@ class NormExplorer(StaticView, W.VBox):
         except NotImplementedError as exc:
             self.picture.value = message_html(
                 finish_message(exc, "to see the statistics") or f"NotImplementedError: {exc}")
+            try:  # meanwhile, the reference's statistics, labelled as such
+                with references():
+                    page = render_html(self.x, self.kind.value, self.group.value)
+            except (LookupError, NotImplementedError):
+                return
+            self.picture.value = (message_html(finish_message(exc, "to see yours; meanwhile, the course's "
+                                                              "reference solution's:") or str(exc))
+                                  + f'<div class="mk-reference-side">{page}</div>')
         except Exception as exc:  # a readable line, never a traceback
             self.picture.value = message_html(f"{type(exc).__name__}: {exc}", "error")
 

@@ -161,16 +161,20 @@ def _same(old: types.FunctionType, new: types.FunctionType) -> bool:
 
 def forget_compiled() -> None:
     """Drop what numba compiled from the learner's old code (``minikernel.kernels.jit``'s
-    caches and every kernel's compiled dispatcher), so the next call compiles the new code."""
+    caches, the helpers that kernel modules bound at import, every kernel's compiled
+    dispatcher), so the next call compiles the current code."""
     jit = sys.modules.get("minikernel.kernels.jit")
     if jit is None:
         return
+    old = {id(dispatcher): key for key, dispatcher in jit._compiled_helpers.items()}
     jit._compiled_helpers.clear()
     jit._stub_messages.clear()
     for name, module in list(sys.modules.items()):
         if not name.startswith("minikernel.") or module is None:
             continue
-        for value in list(vars(module).values()):
+        for attr, value in list(vars(module).items()):
+            if id(value) in old:  # a helper bound at import (kernels/cpu.py's index_to_position)
+                setattr(module, attr, jit.helper(*old[id(value)]))
             for kernel in _kernels_in(value, jit.Kernel):
                 kernel._compiled_for = None
 
