@@ -187,3 +187,23 @@ def test_launcher_kills_a_daemon_and_fails_its_exercise(tmp_path):
     assert rows["1.1"]["status"] == "FAIL" and "left a process running" in rows["1.1"]["detail"], proc.stderr
     assert rows["1.2"]["status"] == "PASS" and report["passed"] == 1
     assert marker not in _processes("comm").values(), "the daemon is still running"
+
+
+NOT_ISOLATED = ("file system (", "the course's checkout with solutions/, other submissions, the home folder",
+                "disk use: only each file is limited", "processes: their number is not limited",
+                "process containment:")
+
+
+@pytest.mark.parametrize("bwrap", ["missing", "fails"])
+def test_where_bubblewrap_cannot_run_the_plan_says_what_is_not_isolated(tmp_path, monkeypatch, bwrap):
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    real_which = shutil.which
+    monkeypatch.setattr(sandbox.shutil, "which",
+                        lambda name: (None if bwrap == "missing" else str(fake)) if name == "bwrap" else real_which(name))
+    box = sandbox.plan(_limits(), [edition.ROOT])
+    said = "\n".join(box.warnings())
+    assert box.kind == "none"
+    assert ("bubblewrap is not installed" if bwrap == "missing" else "No permissions to create new namespace") in said
+    assert all(what in said for what in NOT_ISOLATED), said
