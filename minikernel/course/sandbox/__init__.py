@@ -99,8 +99,9 @@ class Sandbox:
         return INSIDE / "tree" if self.kind == "bubblewrap" else tree
 
     def env(self, tree: Path) -> dict[str, str]:
-        if self.kind != "bubblewrap":
-            return {}
+        if self.kind != "bubblewrap":  # a temporary folder of its own, beside the tree, removed with it
+            (tree.parent / "tmp").mkdir(exist_ok=True)
+            return {"TMPDIR": str(tree.parent / "tmp")}
         # The grader's own files (its results, logs, numba's cache) on a tmpfs of their own, so
         # that a submission filling its /tmp cannot stop them being written; the processes it
         # forks (pytest, the exercises) use /tmp (the tree's sitecustomize, MINIKERNEL_SCRATCH).
