@@ -22,7 +22,7 @@ timed = @start=$$(date +%s); $(2); rc=$$?; took=$$(( $$(date +%s) - start )); \
 .DEFAULT_GOAL := lab
 # The test layers run in order even under `make -j`.
 .NOTPARALLEL:
-.PHONY: lab setup dashboard test test-setup test-solutions test-student test-notebooks \
+.PHONY: lab update setup dashboard test test-setup test-solutions test-student test-notebooks \
         test-browser test-smoke test-browser-and-smoke test-corpus stress grade bench notebooks fuzz lock clean
 
 ## lab: set up (first time only) and start JupyterLab on chapters/ (and visdom beside it)
@@ -32,6 +32,10 @@ lab: setup
 ## dashboard: start the visdom server of the live dashboards on 127.0.0.1:8097
 dashboard: setup
 	$(PY) -m minikernel dashboard $(ARGS)
+
+## update: bring in the course's updates (git pull), keeping your minikernel/ code; says what changed
+update:
+	@python3 tools/update.py
 
 ## setup: create .venv from the lock file for your Python (instant when up to date)
 setup:
