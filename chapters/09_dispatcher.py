@@ -388,8 +388,9 @@ print("the Python binding torch.add is generated too:", torch.add is torch._C._V
 # (`DispatchKey` in PyTorch's order, `DispatchKeySet` as bits), `schema.py`, `registry.py`
 # (operators declared once, kernels per key, fallbacks, fallthrough), `dispatcher.py`
 # (the loop, redispatch, a trace) and `modes.py` (`DispatchMode`, the `Python` key's
-# fallback). Every minikernel tensor operator is an `aten::` operator in it
-# (`minikernel/tensor_backends.py` registers them): `Autograd` records the graph when an
+# fallback). Every minikernel tensor operator is an `aten::` operator in it (declared once
+# in `minikernel/aten/native_functions.py`, registered by `aten/registration.py`; more
+# below): `Autograd` records the graph when an
 # input requires grad and otherwise redispatches; `ADInplaceOrView` bumps the version
 # of an in-place op's target; `CPU`/`CUDA` run `minikernel.ops` and your chapter 02
 # kernels. A minikernel tensor's keys, beside torch's:
@@ -399,6 +400,25 @@ print("minikernel:", mk.ones(2)._dispatch_keys().torch_names("cpu"))
 print("torch:     ", keys(torch.ones(2)))
 print("add's kernels:", D.registry.get("add").table())
 print("add_'s kernels:", D.registry.get("add_").table())
+
+# %% [markdown]
+# Those tables are made from one declaration per operator, as PyTorch's are from the two
+# YAML entries of section 5: `minikernel/aten/native_functions.py` gives `add` its schema
+# (and the in-place variant `add_`, whose `Tensor(a!) self` says it writes `self`: hence
+# the `ADInplaceOrView` kernel), the backend kernel (the YAML's `dispatch:`), what the
+# `Autograd` key records (`derivatives.yaml`'s part: here the `Add` Function, whose
+# backward holds the formula), the Tensor methods it provides (generated from the schema,
+# as PyTorch generates its Python bindings) and the inputs the conformance tests try. A
+# formula can also sit in the entry itself, as in `derivatives.yaml`: `sqrt` is one entry
+# and one kernel, and its `SqrtBackward0` node is made from the formula.
+
+# %%
+from minikernel.aten import native_function  # noqa: E402
+
+print(native_function("add").describe())
+print(native_function("sqrt").describe())
+print("Tensor.add, generated:", mk.Tensor.add.__doc__)
+print("Tensor.sum's parameters, from its schema:", mk.Tensor.sum.__signature__)
 
 # %% [markdown]
 # One call, traced (the CPU kernel is your chapter 02 `zip`: until it is written the

@@ -272,3 +272,11 @@ def test_sqrt_comes_from_its_declaration_alone():
     except NotImplementedError as stub:  # student mode: chapter 03's engine
         pytest.xfail(f"TODO: {stub}")
     torch.testing.assert_close(mine.grad.to_torch(), theirs.grad)
+
+
+def test_an_entry_describes_itself_as_the_yaml_would():
+    add, sqrt = BY_NAME["add"].describe(), BY_NAME["sqrt"].describe()
+    assert add.splitlines()[:3] == ["- func: add(Tensor self, Tensor other) -> Tensor",
+                                    "  in place: add_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+                                    "  dispatch: CPU, CUDA: ops.add"]
+    assert "  derivative: SqrtBackward0, self: grad / (2 * result)" in sqrt.splitlines()

@@ -35,6 +35,8 @@ Adding an element-wise operator is one entry here and one kernel (``sqrt`` below
 """
 from __future__ import annotations
 
+import ast
+import inspect
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
@@ -74,6 +76,24 @@ class Derivative:
         object.__setattr__(self, "formulas", formulas)
 
 
+def _formula_text(formula: Callable) -> str:
+    """A formula's expression as written (``grad / (2 * result)``), or its parameters when the
+    source is not at hand."""
+    try:
+        source = inspect.getsource(formula)
+    except (OSError, TypeError):
+        source = ""
+    start = source.find("lambda")
+    for end in range(len(source), start, -1):  # the longest piece from "lambda" on that parses
+        try:
+            tree = ast.parse(source[start:end].strip(), mode="eval")
+        except SyntaxError:
+            continue
+        if start >= 0 and isinstance(tree.body, ast.Lambda):
+            return ast.unparse(tree.body.body)
+    return f"f({', '.join(inspect.signature(formula).parameters)})"
+
+
 @dataclass(frozen=True)
 class Samples:
     """What the conformance tests try an operator on: ``tensors`` operands (``"matrices"``:
@@ -108,6 +128,29 @@ class NativeFunction:
     def name(self) -> str:
         """The qualified name the dispatcher knows it by (``"add"``, ``"select.int"``)."""
         return self.schema.qualified_name
+
+    def describe(self) -> str:
+        """The entry as ``native_functions.yaml`` / ``derivatives.yaml`` would write it."""
+        lines = [f"- func: {self.func}"]
+        if self.inplace_func:
+            lines.append(f"  in place: {self.inplace_func}")
+        lines.append(f"  dispatch: CPU, CUDA: {self.dispatch}")
+        if isinstance(self.autograd, Derivative):
+            formulas = ", ".join(f"{arg}: {_formula_text(f)}" for arg, f in self.autograd.formulas.items())
+            lines.append(f"  derivative: {self.autograd.node}, {formulas}")
+        elif isinstance(self.autograd, Inplace):
+            lines.append(f"  autograd: minikernel.autograd.functions.inplace({self.autograd.kind!r}, ...)")
+        elif self.autograd in (NOT_DIFFERENTIABLE, FALLS_THROUGH):
+            lines.append(f"  autograd: {self.autograd}")
+        else:
+            lines.append(f"  autograd: minikernel.autograd.functions.{self.autograd}")
+        names = self.methods + self.reflected + self.inplace_methods
+        if names:
+            lines.append(f"  Tensor methods: {', '.join(names)}" + (" (hand-written)" if self.binding == MANUAL else ""))
+        if self.functions:
+            lines.append(f"  functions: {', '.join(self.functions)}")
+        lines.append(f"  samples: {self.samples}")
+        return "\n".join(lines)
 
     @property
     def inplace_func(self) -> Optional[str]:
