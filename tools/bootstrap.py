@@ -197,7 +197,7 @@ def install_from_lock(venv: Path, lock: Path, verbose: bool, uv: Path | None = N
             say("step 2/4: torch from a wheel folder in pip's configuration (find-links)")
         else:
             say("step 2/4: torch from the package index (the largest download)")
-            run("step 2/4 (torch)", pip + ["-r", torch], retry, env)
+            run("step 2/4 (torch)", pip + ["-r", torch], retry, env, progress=True)
 
         names = lockfile.needed_entries(entries, {"torch": installed_requires(python, "torch")})
         rest = [n for n in names if n not in BUILD_TOOLS and n != "torch"]
@@ -205,7 +205,7 @@ def install_from_lock(venv: Path, lock: Path, verbose: bool, uv: Path | None = N
         say(f"step 3/4: {len(rest)} more packages from {lock.name}"
             + (f" (not needed by this torch build: {len(left_out)}, e.g. {left_out[0]})" if left_out else ""))
         run("step 3/4 (the locked packages)", pip + ["--no-build-isolation", "-r", subset(rest, "rest")],
-            retry, env)
+            retry, env, progress=True)
 
     say("step 4/4: the course itself (editable, no dependencies), then pip check")
     # compat mode: a .pth with the repo root, so every top-level package (minikernel,
