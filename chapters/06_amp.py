@@ -222,9 +222,10 @@ for rows in (4096, 8):
 # `model, optimizer = amp.initialize(model, optimizer, opt_level="O1")`, then
 # `apex.parallel.DistributedDataParallel(model, delay_allreduce=True)` and
 # `apex.parallel.convert_syncbn_model(model)`, 'needing a Volta GPU (V100, TITAN V)'.
-# Apex's amp and its parallel wrappers are deprecated in favour of what is now in
-# PyTorch itself; Apex is not installed here, so each piece is shown through its
-# replacement. The opt levels, as the notes describe them, and their counterparts:
+# Apex's amp is deprecated in favour of PyTorch's own `torch.amp`, and its
+# DistributedDataParallel and SyncBatchNorm have counterparts in PyTorch itself.
+# Apex is not installed here, so each piece is shown through its replacement. The
+# opt levels, as the notes describe them, and their counterparts:
 #
 # | Apex | what it did | today |
 # |---|---|---|
