@@ -22,7 +22,7 @@ from tests.test_gradebook import _solve
 ROOT = Path(__file__).resolve().parent.parent
 STUDENTS = ["ann", "bob", "crashes"]
 
-pytestmark = [pytest.mark.own_mode, pytest.mark.xdist_group("gradebook")]
+pytestmark = [pytest.mark.own_mode, pytest.mark.xdist_group("gradebook-resume")]  # its own: test_gradebook takes minutes
 
 
 @functools.cache

@@ -29,7 +29,7 @@ CHAPTER_1 = [f"1.{i}" for i in range(1, 8)]
 TIMEOUT_S = 15
 LIMITS = {"max_processes": 96, "disk_mb": 128, "memory_mb": 4096}
 
-pytestmark = [pytest.mark.own_mode, pytest.mark.xdist_group("gradebook")]
+pytestmark = [pytest.mark.own_mode, pytest.mark.xdist_group("sandbox")]  # its own: test_gradebook takes minutes
 
 
 def _limits() -> sandbox.Limits:
@@ -207,3 +207,52 @@ def test_where_bubblewrap_cannot_run_the_plan_says_what_is_not_isolated(tmp_path
     assert box.kind == "none"
     assert ("bubblewrap is not installed" if bwrap == "missing" else "No permissions to create new namespace") in said
     assert all(what in said for what in NOT_ISOLATED), said
+
+
+VIEW = r'''
+import json, os, socket, sys, sysconfig
+seen = {"uid": os.getuid()}
+for name, path in (("solutions", sys.argv[1]), ("home", os.path.expanduser("~root"))):
+    try:
+        seen[name] = sorted(os.listdir(path))[:3] if os.path.isdir(path) else open(path).read()[:20]
+    except OSError as err:
+        seen[name] = type(err).__name__
+for name, path in (("venv", sysconfig.get_paths()["purelib"]), ("tree", os.getcwd()), ("tmp", "/tmp")):
+    try:
+        open(os.path.join(path, "minikernel-sandbox-probe"), "w").close()
+        seen[name] = "written"
+    except OSError as err:
+        seen[name] = err.strerror
+try:
+    socket.create_connection(("192.0.2.1", 80), timeout=3)
+    seen["network"] = "connected"
+except OSError as err:
+    seen["network"] = err.strerror or type(err).__name__
+print(json.dumps(seen))
+'''
+
+
+def test_what_the_grading_sees(tmp_path):
+    """The sandbox alone (seconds): the checkout hidden, read-only but for /tmp, no network."""
+    import json
+    import subprocess
+    import sys
+
+    box = _plan()
+    if box.kind != "bubblewrap":
+        pytest.skip("the grading sandbox cannot be set up here: " + "; ".join(box.warnings()))
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "view.py").write_text(VIEW)
+    cmd = box.wrap([sys.executable, "view.py", str(ROOT / "solutions" / "strides.py")], tree)
+    proc = subprocess.run(cmd, cwd=tree, env={**os.environ, **box.env(tree)}, capture_output=True, text=True,
+                          timeout=120)
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    python_only = {p.relative_to("/root").parts[0] for p in sandbox._needed() if Path("/root") in p.parents}
+    assert seen["solutions"] == "FileNotFoundError", seen
+    assert seen["home"] == "FileNotFoundError" or set(seen["home"]) <= python_only, seen  # only Python shown again
+    assert seen["venv"] == "Read-only file system" and seen["tree"] in ("Read-only file system", "Permission denied")
+    assert seen["tmp"] == "written" and seen["network"] == "Network is unreachable", seen
+    if os.geteuid() == 0:
+        assert seen["uid"] == sandbox.NOBODY
+    assert not (tree / "minikernel-sandbox-probe").exists()
