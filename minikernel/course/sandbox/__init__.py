@@ -149,16 +149,17 @@ def _needed() -> list[Path]:
 
 
 def _bwrap_args(bwrap: str, tree: Path, hide: list[Path], limits: Limits, root: bool) -> list[str]:
-    disk = str(limits.disk_mb << 20)
-    args = [bwrap, "--ro-bind", "/", "/"]
-    hidden = _hidden(hide)
+    disk, tmp = str(limits.disk_mb << 20), Path("/tmp")
+    # /tmp first: what is shown again below may lie in it (a checkout cloned into /tmp, its venv).
+    args = [bwrap, "--ro-bind", "/", "/", "--perms", "1777", "--size", disk, "--tmpfs", str(tmp)]
+    hidden = [h for h in _hidden(hide) if tmp not in h.parents]
     for path in hidden:
         args += ["--perms", "0755", "--tmpfs", str(path)]
     for path in _needed():
-        under = [h for h in hidden if h == path or h in path.parents]
+        under = [h for h in [*hidden, tmp] if h == path or h in path.parents]
         if under:
             args += [*_mount_point(path, under[0]), "--ro-bind", str(path), str(path)]
-    args += ["--perms", "1777", "--size", disk, "--tmpfs", "/tmp", "--perms", "0755", "--dir", str(INSIDE),
+    args += ["--perms", "0755", "--dir", str(INSIDE),
              "--perms", "1777", "--size", str(RUNNER_MB << 20), "--tmpfs", str(RUNNER),
              "--ro-bind", str(tree), str(INSIDE / "tree"), "--ro-bind", str(LAUNCHER), str(INSIDE / "launcher.py"),
              "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", disk, "--tmpfs", "/dev/shm",
