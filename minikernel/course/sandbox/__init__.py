@@ -9,7 +9,8 @@ left open on this machine (the gradebook prints it). The strongest available is 
   course's checkout (with ``solutions/``), the submissions, the gradebook's output,
   ``/home``, ``/root`` and the home folder are empty (only the Python installation is
   shown again); ``/tmp`` is a private tmpfs of ``disk_mb`` that holds the grading tree
-  (read-only, at ``/tmp/grading/tree``) and is the only place the grading can write;
+  (read-only, at ``/tmp/grading/tree``); it, a private ``/dev/shm`` of the same size and
+  the grader's own tmpfs (``RUNNER``) are the only places the grading can write;
   a PID namespace (nothing started inside outlives it); a network namespace with
   loopback only. Run as root, the grading itself runs as ``nobody``.
 * everywhere: ``launcher.py``, around the grader, sets the limits on processes,
