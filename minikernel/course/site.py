@@ -167,8 +167,14 @@ def stage() -> list[Path]:
     (SOURCE / "docs").mkdir(parents=True)
     (SOURCE / "chapters").mkdir()
     (SOURCE / "index.md").write_text(stage_markdown((ROOT / "README.md").read_text()))
-    for page in sorted((ROOT / "docs").glob("*.md")):
-        (SOURCE / "docs" / page.name).write_text(stage_markdown(page.read_text()))
+    for path in sorted((ROOT / "docs").rglob("*")):  # the pages, and the pictures they show
+        target = SOURCE / path.relative_to(ROOT)
+        if path.is_dir():
+            target.mkdir(exist_ok=True)
+        elif path.suffix == ".md":
+            target.write_text(stage_markdown(path.read_text()))
+        else:
+            shutil.copyfile(path, target)
     chapters = exercises()
     notebooks = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
     for notebook in notebooks:
@@ -180,6 +186,9 @@ def stage() -> list[Path]:
 
 # --------------------------------------------------------------------------- build
 
+#: nbconvert's loader of mermaid.js from a CDN (run only for mermaid outputs, which no
+#: chapter has): gone, so that nothing on a page points outside the site.
+_MERMAID_LOADER = re.compile(r'<script type="module">(?:(?!</script>).)*?mermaid(?:(?!</script>).)*</script>', re.S)
 _HEADING = re.compile(r'<h([1-6]) id="([^"]+)"[^>]*>(.*?)</h\1>', re.S)
 
 
@@ -201,7 +210,7 @@ def fix_toc_links(page: str) -> str:
 def inputs() -> list[Path]:
     """What the site is built from: a newer one of these makes the site out of date."""
     stubs = [path for path in (ROOT / "minikernel").rglob("*.py") if "@exercise(" in path.read_text()]
-    return [ROOT / "README.md", CONFIG, Path(__file__), *(ROOT / "docs").glob("*.md"),
+    return [ROOT / "README.md", CONFIG, Path(__file__), *(ROOT / "docs").rglob("*"),
             *(ROOT / "chapters").glob("*.ipynb"), *stubs]
 
 
@@ -223,7 +232,7 @@ def build() -> float:
     for notebook in notebooks:  # the notebook itself, beside its page, for the page's link
         shutil.copyfile(notebook, SITE / "chapters" / notebook.name)
         page = SITE / "chapters" / f"{notebook.stem}.html"
-        page.write_text(fix_toc_links(page.read_text()))
+        page.write_text(fix_toc_links(_MERMAID_LOADER.sub("", page.read_text())))
     STAMP.write_text("built by python -m minikernel site\n")
     took = time.monotonic() - start
     say(f"built {SITE.relative_to(ROOT)}/ in {took:.1f} s")

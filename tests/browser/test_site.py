@@ -2,10 +2,10 @@
 
 The site is built first when out of date (``python -m minikernel site`` does the same),
 then served from 127.0.0.1 by the same handler the command uses. Every HTML file of the
-built site is opened: no failed request, no request leaving 127.0.0.1, no console error,
-every image drawn, each chapter's widget stills, grade table and pictures visible, math
-drawn as MathML with no TeX left in the text, and every link to the site itself (pages,
-files, #anchors) resolving. Then the search box finds a word of chapter 05.
+built site is opened: no failed request, no request leaving 127.0.0.1 (nor a script
+or style from outside that could make one), no console error, every image drawn, each
+chapter's widget stills, grade table and pictures visible, math drawn as MathML with no
+TeX left in the text, and every link to the site itself (pages, files, #anchors) resolving. Then the search box finds a word of chapter 05.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 LEFT_TEX = re.compile(r"\$[^$\n]{0,80}?(\\[A-Za-z]+|[_^]\{?\w)[^$\n]{0,80}?\$")
 
 #: What one page shows, gathered in the page: links, anchors, images, math, outputs.
-SURVEY = """() => {
+SURVEY = r"""() => {
   const box = (e) => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
   const prose = document.querySelector("article").cloneNode(true);
   prose.querySelectorAll("code, pre, math, script, style").forEach((e) => e.remove());
@@ -46,6 +46,10 @@ SURVEY = """() => {
     stills: [...document.querySelectorAll(".jp-OutputArea-output .mk-static-view")].map(box),
     tables: [...document.querySelectorAll(".jp-OutputArea-output table")].filter(box).length,
     prose: prose.textContent,
+    outside: [...document.scripts].map((s) => s.src + " " + s.textContent)
+               .concat([...document.querySelectorAll("link[href]")].map((l) => l.href))
+               .filter((t) => /(src=|import\(|^)["']?https?:\/\/(?!127\.0\.0\.1)/.test(t))
+               .map((t) => t.trim().slice(0, 100)),
   };
 }"""
 
@@ -118,6 +122,8 @@ def test_every_page_loads_draws_and_links_within_the_site(site_url, browser):
         for math in survey["math"]:
             if not (math["display"] in ("math", "block math") and math["shown"]):
                 problems.append(f"{path}: math not drawn as MathML: {math}")
+        for script in survey["outside"]:
+            problems.append(f"{path}: a script or style from outside the site: {script!r}")
         if LEFT_TEX.search(survey["prose"]):
             problems.append(f"{path}: TeX left in the text: {LEFT_TEX.search(survey['prose']).group(0)!r}")
         if path in chapters:
