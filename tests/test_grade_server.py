@@ -86,6 +86,34 @@ def test_through_the_server_a_hang_and_a_crash_fail_alone(tmp_path):
     assert _gone(str(copy)), _left_running(str(copy))
 
 
+@pytest.mark.own_mode
+def test_two_notebooks_grade_at_once(tmp_path):
+    # One notebook's grade hangs until its limit; the other's, asked meanwhile, is not kept waiting.
+    copy = _learner_copy(tmp_path, {"strides.py": {key: body for key, body in MUTANTS["strides.py"].items()
+                                                   if key[0] in ("1.1", "1.3")}})
+    env = {**os.environ, "PYTHONPATH": str(copy), "MINIKERNEL_SOLUTIONS": "", "MINIKERNEL_GRADE_SERVER": "1",
+           "MINIKERNEL_GRADE_SERVER_IDLE": "20"}
+    grade = "import json, minikernel as mk; print(json.dumps(mk.grade({ids!r}, timeout=90).to_json()))"
+    hanging = subprocess.Popen([sys.executable, "-c", grade.format(ids="1.3")], cwd=copy, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        where = ("import os, minikernel; from minikernel.course import grade_server; "
+                 "print(grade_server.socket_path(dict(os.environ)))")
+        path = Path(subprocess.run([sys.executable, "-c", where], cwd=copy, env=env, capture_output=True, text=True,
+                                   check=True, timeout=600).stdout.strip())
+        while not path.exists() and hanging.poll() is None:
+            time.sleep(0.2)
+        quick = subprocess.run([sys.executable, "-c", grade.format(ids="1.1")], cwd=copy, env=env,
+                               capture_output=True, text=True, timeout=600)
+        still_hanging = hanging.poll() is None
+    finally:
+        out, err = hanging.communicate(timeout=600)
+    assert _statuses(json.loads(quick.stdout)) == {"1.1": "PASS"}, quick.stderr[-3000:]
+    assert still_hanging, "the second grade waited for the first one's endless loop"
+    assert _statuses(json.loads(out)) == {"1.3": "FAIL"}, err[-3000:]
+    assert _gone(str(copy)), _left_running(str(copy))
+
+
 def test_one_server_per_course_folder_python_and_import_time_settings(monkeypatch):
     base = {"MINIKERNEL_SOLUTIONS": "", "NUMBA_ENABLE_CUDASIM": "1", "OMP_NUM_THREADS": "1"}
     same = grade_server.socket_path(base)

@@ -13,9 +13,9 @@ exercise as always. The session is the leader of a new session, so the notebook'
 grader bounds and kills it exactly as it would a fresh interpreter; when it ends,
 the server kills what is left in it before reaping it.
 
-The first ``grade()`` starts the server (``connect``); it serves one grading at a
-time, on a socket in a folder only its user can open, and exits after ``IDLE_S``
-seconds without a request. Its name depends on the course folder, the Python and
+The first ``grade()`` starts the server (``connect``); it serves several gradings at
+once (two notebooks), on a socket in a folder only its user can open, and exits
+after ``IDLE_S`` seconds without one. Its name depends on the course folder, the Python and
 the environment variables torch and numba read when imported, so a notebook with
 different ones gets a server of its own. ``MINIKERNEL_GRADE_SERVER=0`` switches it
 off (each grade then starts a new interpreter).
@@ -34,6 +34,7 @@ import importlib.metadata
 import json
 import os
 import runpy
+import select
 import signal
 import socket
 import subprocess
@@ -222,32 +223,47 @@ def preload(env: dict[str, str]) -> None:
         importlib.import_module("hypothesis.internal.conjecture.providers")._get_local_constants()
 
 
-def _serve_one(conn: socket.socket, listener: socket.socket) -> None:
-    request = json.loads(conn.makefile("rb").readline())
-    log_fd = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    gc.freeze()  # see grade_pool.freeze_heap
-    pid = os.fork()
-    if pid == 0:
-        listener.close()
-        conn.close()
-        run_pytest(request["args"], request["env"], log_fd, whole_env=True)
-    os.close(log_fd)
-    with contextlib.suppress(OSError):
-        conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-    end = time.monotonic() + float(request["limit_s"])
-    while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-        if time.monotonic() > end:  # the notebook went away without stopping it
-            kill_session(pid)
-        time.sleep(0.01)
-    kill_session(pid)  # what it left behind, before the zombie frees its IDs
-    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    with contextlib.suppress(OSError):
-        conn.sendall(json.dumps({"exit": code}).encode() + b"\n")
+class _Sessions:
+    """The gradings under way, each a forked session answering one connection."""
+
+    def __init__(self, listener: socket.socket) -> None:
+        self.listener = listener
+        self.running: dict[int, tuple[socket.socket, float]] = {}  # pid -> (connection, kill time)
+
+    def start(self, conn: socket.socket) -> None:
+        conn.settimeout(10.0)
+        request = json.loads(conn.makefile("rb").readline())
+        log_fd = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        gc.freeze()  # see grade_pool.freeze_heap
+        pid = os.fork()
+        if pid == 0:  # nothing of the server's, nor of the other gradings', stays open in it
+            for other in [self.listener, conn, *(c for c, _ in self.running.values())]:
+                other.close()
+            run_pytest(request["args"], request["env"], log_fd, whole_env=True)
+        os.close(log_fd)
+        self.running[pid] = (conn, time.monotonic() + float(request["limit_s"]))
+        with contextlib.suppress(OSError):
+            conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+
+    def check(self) -> None:
+        """Answer for the sessions that ended; kill those past their limit (their notebook went away)."""
+        for pid, (conn, end) in list(self.running.items()):
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+                if time.monotonic() > end:
+                    kill_session(pid)
+                continue
+            kill_session(pid)  # what it left behind, before the zombie frees its IDs
+            code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+            with contextlib.suppress(OSError):
+                conn.sendall(json.dumps({"exit": code}).encode() + b"\n")
+            conn.close()
+            del self.running[pid]
 
 
 def serve(path: Path, idle_s: float = IDLE_S) -> None:
+    """Serve gradings, several at once, until ``idle_s`` seconds pass with none."""
     lock = open(path.with_suffix(".lock"), "w")  # noqa: SIM115 (held while the server lives)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -259,23 +275,26 @@ def serve(path: Path, idle_s: float = IDLE_S) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     listener.listen(8)
-    listener.settimeout(idle_s)
+    sessions, last, closing = _Sessions(listener), time.monotonic(), False
     try:
         while True:
-            try:
+            wait = 0.02 if sessions.running else 0.0 if closing else max(0.0, last + idle_s - time.monotonic())
+            if select.select([listener], [], [], wait)[0]:
                 conn, _ = listener.accept()
-            except TimeoutError:  # idle: no new client may connect, then serve those already queued
-                path.unlink()
-                listener.setblocking(False)
-                continue
-            except BlockingIOError:
-                break
-            with conn:
-                conn.setblocking(True)
                 try:
-                    _serve_one(conn, listener)
+                    sessions.start(conn)
                 except (OSError, ValueError, KeyError):
                     traceback.print_exc()
+                    conn.close()
+                continue
+            sessions.check()
+            if sessions.running:
+                last = time.monotonic()
+            elif closing:
+                break
+            elif time.monotonic() >= last + idle_s:  # idle: no new client may connect; serve those queued
+                path.unlink()
+                closing = True
     finally:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
