@@ -418,7 +418,7 @@ print("create_graph=True, but the gradient has no graph: requires_grad =", g_x.r
 # %% [markdown]
 # ## 8. The same graph in minikernel
 #
-# minikernel records the same nodes with the same names (`minikernel/autograd/graph.py`,
+# minikernel records the same nodes with the same names (`minikernel/_C/graph.py`,
 # `minikernel/autograd/functions.py`). Building a graph needs none of your code; running it
 # backward does.
 

@@ -6,8 +6,6 @@
 from . import device  # first: picks the CUDA simulator before numba is imported (chapter 02)
 from . import strides
 from .course import exercise
-# Before anything that imports the Tensor: autograd's bottom modules (grad mode, graph
-# nodes, engine) sit below the Tensor, its other modules above it.
 from . import autograd  # chapter 03
 from . import kernels, ops, ops_reference, tensor_backends, view_ops  # chapters 01-02
 from . import copy_ops, factory_ops, shape_views, write_ops
@@ -16,15 +14,14 @@ from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inferenc
 from .tensor import Tensor, bool_, cat, float32, float64, int32, int64, ones, stack, tensor, where, zeros
 from . import aten  # every operator, declared once (aten/native_functions.py)
 from .aten import registration  # noqa: F401 - registers them with the dispatcher (chapter 09)
-
-from . import nn  # noqa: E402  chapter 04
-from . import norm  # noqa: E402  chapter 05
-from . import amp  # noqa: E402  chapter 06
-from . import distributed  # noqa: E402  chapter 07
-from . import clip_grad, optim  # noqa: E402  chapter 08
-from . import library  # noqa: E402  chapter 09
-from . import ao, utils  # noqa: E402  chapter 10
-from .course.grading import grade  # noqa: E402
+from . import nn  # chapter 04
+from . import norm  # chapter 05
+from . import amp  # chapter 06
+from . import distributed  # chapter 07
+from . import clip_grad, optim  # chapter 08
+from . import library  # chapter 09
+from . import ao, utils  # chapter 10
+from .course.grading import grade
 
 exercise.check_selection()
 

@@ -18,7 +18,7 @@ import numpy as np
 from . import device as dev
 from . import shape_rules as R
 from . import strides as S
-from .autograd.grad_mode import is_grad_enabled
+from ._C.grad_mode import is_grad_enabled
 from .device import Device, DeviceLike
 from .memory_overlap import check_overlap
 from .dispatch.keys import ALWAYS, DispatchKey, DispatchKeySet

@@ -1,7 +1,7 @@
 """What a Tensor knows about autograd (chapter 03): ``requires_grad``, ``grad``,
 ``grad_fn``, hooks, ``backward()``, ``detach()`` and its version counter.
 
-Mixed into ``Tensor`` (``tensor.py``); the graph itself is ``autograd/graph.py``
+Mixed into ``Tensor`` (``tensor.py``); the graph itself is ``_C/graph.py``
 and the engine ``autograd/engine.py``.
 """
 from __future__ import annotations
@@ -11,9 +11,8 @@ import weakref
 from typing import Callable, Optional
 
 from . import tensor_backends
-from .autograd import graph
-from .autograd.engine import AccumulateGrad
-from .autograd.view_nodes import AsStridedBackward
+from ._C import graph
+from ._C.view_nodes import AsStridedBackward
 
 _MULTI_OUTPUT_VIEW = (
     "Output {nr} of {name} is a view and is being modified inplace. This view is the output of a function that "
@@ -64,7 +63,7 @@ class AutogradMixin:
         self._view_version = 0  # the version when this view's grad_fn was last set
         self._multi_output_view: Optional[str] = None  # "Unbind", ... when made by a multi-view op
         self._output_nr = 0
-        self._accumulator: Optional[AccumulateGrad] = None
+        self._accumulator: Optional[graph.Node] = None  # its AccumulateGrad
         self._retains_grad = False
         self._no_grad_view = False  # a view taken under no_grad of a tensor that requires grad
         self._post_accumulate_hooks: dict = {}  # id -> fn(tensor), after AccumulateGrad
@@ -297,10 +296,10 @@ class AutogradMixin:
         self._grad_fn, self._output_nr = node, output_nr
         self._view_version = self._vc[0]
 
-    def _grad_accumulator(self) -> AccumulateGrad:
+    def _grad_accumulator(self) -> graph.Node:
         """The leaf's AccumulateGrad node, made once (every use of the leaf shares it)."""
         if self._accumulator is None:
-            self._accumulator = AccumulateGrad(self)
+            self._accumulator = tensor_backends.functions.AccumulateGrad(self)  # autograd/engine.py
         return self._accumulator
 
     def _autograd_repr(self, text: str) -> str:

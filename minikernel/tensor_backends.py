@@ -28,7 +28,7 @@ from types import ModuleType
 from typing import Any, Optional
 
 from . import dispatch
-from .autograd.grad_mode import backward_running, is_grad_enabled
+from ._C.grad_mode import backward_running, is_grad_enabled
 
 
 def autograd_active(args: tuple) -> bool:

@@ -9,23 +9,40 @@ The package mirrors PyTorch's:
 * ``function``   — ``Function`` and its ctx, ``once_differentiable``;
 * ``derivatives``— the backward formulas that are exercises (3.2, 3.4–3.6);
 * ``pointwise``, ``views``, ``reductions``, ``linalg``, ``inplace`` — the operations,
-  forward and backward side by side; ``functions`` gathers them (``F``);
+  forward and backward side by side; ``functions`` gathers them (``F``); ``generated`` —
+  the nodes of formulas declared in ``aten/native_functions.py``;
 * ``custom_functions`` — a hand-written Function (exercise 3.8);
 * ``finite_differences`` — ``gradcheck``: finite differences against backward (exercise 3.9).
 
-Import order matters once: ``grad_mode``, ``graph`` and ``engine`` import no Tensor
-(the Tensor holds their nodes, so they sit below it); everything after them does.
+Grad mode, the graph's classes and the view nodes sit below the Tensor, in
+``minikernel/_C/`` (a Tensor holds its node and reads grad mode); ``grad_mode.py``,
+``graph.py`` and ``view_nodes.py`` here show them under torch's names. Everything else
+here sits above the Tensor.
 """
-from . import grad_mode, graph, engine  # noqa: I001 - below the Tensor: first
-from . import function, values, derivatives, pointwise, views, reductions, linalg, inplace  # noqa: F401, I001
-from . import view_nodes, shape_ops, indexing, index_put, joining  # noqa: F401, I001
-from . import api, functions, custom_functions, finite_differences  # noqa: I001
+from . import (
+               api,
+               custom_functions,
+               derivatives,
+               engine,
+               finite_differences,
+               function,
+               functions,
+               grad_mode,
+               graph,
+               values,
+)
 from .api import backward, grad
 from .engine import InputBuffer, accumulate_grad, nodes_to_run, run_backward, topological_order
-from .function import BackwardNode, Function, once_differentiable
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
-                        set_grad_enabled)
 from .finite_differences import GradcheckError, gradcheck, gradgradcheck, numerical_jacobian
+from .function import BackwardNode, Function, once_differentiable
+from .grad_mode import (
+               enable_grad,
+               inference_mode,
+               is_grad_enabled,
+               is_inference_mode_enabled,
+               no_grad,
+               set_grad_enabled,
+)
 from .graph import Node, RemovableHandle
 
 __all__ = ["inference_mode", "is_inference_mode_enabled", "Function", "backward", "grad", "gradcheck", "gradgradcheck", "GradcheckError", "once_differentiable", "no_grad",

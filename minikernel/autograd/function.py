@@ -20,10 +20,10 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from .._C.graph import _GRAPH_FREED, Grads, Node, SavedTensor, gradient_edge
 from ..tensor import Tensor
 from . import values as V
 from .grad_mode import is_grad_enabled, no_grad
-from .graph import _GRAPH_FREED, Grads, Node, SavedTensor, gradient_edge
 from .view_nodes import CopySlices
 
 _LEAF_INPLACE = "a leaf Variable that requires grad has been used in an in-place operation."

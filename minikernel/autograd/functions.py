@@ -18,6 +18,7 @@ the Tensor operators when a tensor requires grad: ``a * b``.
 from __future__ import annotations
 
 from .api import backward  # noqa: F401 - Tensor.backward's entry (tensor_backends)
+from .engine import AccumulateGrad  # noqa: F401 - a leaf's node (Tensor._grad_accumulator)
 from .index_put import IndexPut, index_put_, setitem  # noqa: F401
 from .indexing import AdvancedIndex, getitem  # noqa: F401
 from .inplace import inplace  # noqa: F401
