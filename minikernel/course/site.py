@@ -112,6 +112,13 @@ def exercises() -> dict[str, list[dict]]:
     return chapters
 
 
+def _title(notebook: Path) -> str:
+    """The notebook's first heading ("Chapter 01 — Strides: ...")."""
+    cells = json.loads(notebook.read_text())["cells"]
+    first = "".join(next(c for c in cells if c["cell_type"] == "markdown")["source"])
+    return first.partition("\n")[0].lstrip("# ").strip() or notebook.stem
+
+
 def exercise_page(chapters: dict[str, list[dict]], notebooks: list[Path]) -> str:
     titles = {nb.stem[:2]: nb for nb in notebooks}
     lines = ["# Exercises", "",
@@ -119,8 +126,8 @@ def exercise_page(chapters: dict[str, list[dict]], notebooks: list[Path]) -> str
              "its docstring promises. `make grade ARGS=\"1.2\"` grades one; see [grading](docs/grading.md).", ""]
     for number, entries in chapters.items():
         notebook = titles.get(number)
-        link = f" ([{notebook.stem}](chapters/{notebook.name}))" if notebook else ""
-        lines += [f"## Chapter {number}{link} {{#chapter-{number}}}", "",
+        heading = f"[{_title(notebook)}](chapters/{notebook.name})" if notebook else f"Chapter {number}"
+        lines += [f"## {heading} {{#chapter-{number}}}", "",
                   "| ID | function | stub | what it does |", "|---|---|---|---|"]
         for entry in entries:
             for stub in entry["stubs"]:
