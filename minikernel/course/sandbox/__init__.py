@@ -32,7 +32,10 @@ INSIDE = Path("/tmp/grading")  #: where the grading tree and the launcher appear
 RUNNER = INSIDE / "run"  #: the grader's own temporary files
 RUNNER_MB = 256
 NOBODY = 65534
-DEFAULT_NPROC = 512
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+#: Processes and threads of one submission: the grader runs an exercise per core, and each
+#: process may start a thread per core (numba, torch), so it grows with the cores.
+DEFAULT_NPROC = max(512, 3 * _CORES * _CORES + 256)
 DEFAULT_NOFILE = 1024
 DEFAULT_DISK_MB = 1024
 NO_OWN_USERNS = "no user namespace of its own"  #: the launcher's words when it cannot make one
