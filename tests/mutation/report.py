@@ -27,7 +27,8 @@ dropped, two adjacent positional arguments swapped, a condition negated (`and`/`
 with that change, written to a temporary file and graded through `MINIKERNEL_OVERRIDE`
 (the wrong-solution corpus's mechanism, `tests/wrong/README.md`): `python -m minikernel
 grade N.M --json` with the references on, two at a time, forked from the corpus's zygote.
-FAIL, a crash or a hang kills a mutant; "errors" are mutants the grader could not grade.
+FAIL, a crash or a hang kills a mutant; "errors" are mutants the grader could not grade
+(the course did not import, say): they are left out of the rate, and their exercise is run again.
 
 A run replaces the rows of the exercises it ran and keeps the others (each row says
 when it was measured); the seconds are the wall time of the exercise's run on the
