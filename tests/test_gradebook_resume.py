@@ -40,10 +40,12 @@ def _class(base: Path) -> Path:
 
 
 def _start(subs: Path, out: Path) -> subprocess.Popen:
+    # Its temporary folders beside OUT: a gradebook killed with SIGKILL cannot remove them.
+    (out.parent / "tmp").mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "minikernel", "gradebook", str(subs), "--out", str(out), "--exercises", "1.1",
            "--timeout", "30", "-j", "2"]
     return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, env={**os.environ, "TMPDIR": str(out.parent / "tmp")})
 
 
 def _finish(proc: subprocess.Popen) -> str:
