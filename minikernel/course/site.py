@@ -200,7 +200,7 @@ _HEADING = re.compile(r'<h([1-6]) id="([^"]+)"[^>]*>(.*?)</h\1>', re.S)
 
 
 def fix_toc_links(page: str) -> str:
-    """A chapter page whose table-of-contents links point at its headings' ids.
+    """A chapter page whose table-of-contents links point at its headings' ids, with their text.
 
     mkdocs-jupyter names a heading in the table of contents by its text without the
     code in it ("why `synchronize` matters" -> #why-matters), nbconvert gives the
@@ -210,8 +210,13 @@ def fix_toc_links(page: str) -> str:
         text = html.unescape(re.sub(r"<[^>]+>", "", re.sub(r"<code>.*?</code>", "", heading.group(3), flags=re.S)))
         renamed.setdefault(slugify(text, "-"), heading.group(2))
     ids = {heading.group(2) for heading in _HEADING.finditer(page)}
-    return re.sub(r'href="#([^"]+)"', lambda m: f'href="#{renamed[m.group(1)]}"'
+    page = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{renamed[m.group(1)]}"'
                   if m.group(1) not in ids and m.group(1) in renamed else m.group(0), page)
+    # ... and labels them with the whole heading ("4. : what does" was "4. _call_impl: what model(x) does")
+    labels = {h.group(2): re.sub(r"<[^>]+>", "", re.sub(r'<a class="anchor-link".*?</a>', "", h.group(3)))
+              for h in _HEADING.finditer(page)}
+    return re.sub(r'(<a href="#([^"]+)" class="md-nav__link">\s*<span class="md-ellipsis">)\s*(.*?)\s*(</span>)',
+                  lambda m: m.group(1) + labels.get(m.group(2), m.group(3)).strip() + m.group(4), page, flags=re.S)
 
 
 def inputs() -> list[Path]:

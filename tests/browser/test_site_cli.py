@@ -28,7 +28,9 @@ def test_math_becomes_mathml_and_code_and_money_stay_as_they_are():
 
 
 def test_table_of_contents_links_follow_the_headings_ids():
-    page = ('<a href="#why-matters">x</a><a href="#kept">k</a>'
-            '<h2 id="why-synchronize-matters">Why <code>synchronize</code> matters</h2><h2 id="kept">Kept</h2>')
+    page = ('<a href="#why-matters" class="md-nav__link"><span class="md-ellipsis"> Why  matters </span></a>'
+            '<a href="#kept">k</a><h2 id="why-synchronize-matters">Why <code>synchronize</code> matters'
+            '<a class="anchor-link" href="#why-synchronize-matters">¶</a></h2><h2 id="kept">Kept</h2>')
     fixed = site.fix_toc_links(page)
     assert 'href="#why-synchronize-matters"' in fixed and 'href="#kept"' in fixed and "#why-matters" not in fixed
+    assert '<span class="md-ellipsis">Why synchronize matters</span>' in fixed
