@@ -1265,6 +1265,144 @@ except AssertionError as err:
     print("AssertionError:", err)
 
 # %% [markdown]
+# **The notes' project template.** The notes lay a project out in four files —
+# `network.py` (the model), `dataset.py` (a `Dataset` with `__init__`,
+# `__getitem__` and `__len__`), `train.py` (loader, loss, optimizer, the loop,
+# a checkpoint every `save_interval` iterations) and `evaluate.py` (rebuild the
+# model, load the checkpoint, `eval()`, forward) — and fill them with a template:
+# `My_Network` (3×3 conv to 64 channels, BatchNorm, ReLU, 2×2 max-pool, a Linear
+# from 64·14·14 to 512, Xavier initialization walked over `self.modules()`),
+# `My_Dataset` reading "path label" lines from a text file, and training wrapped in
+# `DataParallel`. The cell below writes the four files into a temporary folder
+# with a dozen 28×28 images and runs `train.py` and `evaluate.py` as separate
+# programs, as the template is meant to run. Changes from the notes: the device
+# is the CPU (`DataParallel` then just calls the model, chapter 07 §6); the
+# template's `super(network, self)` names a class that does not exist (a
+# NameError on the first `My_Network()`), so the file says `super().__init__()`;
+# and torchvision's `ToTensor` is done by hand (HWC bytes → CHW floats in [0, 1]).
+
+# %%
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from PIL import Image
+
+project = {
+    "network.py": '''
+import torch
+from torch import nn
+
+
+class My_Network(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, kernel_size=3, stride=1, padding=1)
+        self.bn1 = nn.BatchNorm2d(64)
+        self.relu = nn.ReLU()
+        self.maxpool = nn.MaxPool2d(kernel_size=2, stride=2)
+        self.fc = nn.Linear(64 * 14 * 14, 512)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.xavier_normal_(m.weight)
+            elif isinstance(m, (nn.BatchNorm2d, nn.BatchNorm1d)):
+                nn.init.constant_(m.weight, 1)
+                nn.init.constant_(m.bias, 0)
+            elif isinstance(m, nn.Linear):
+                nn.init.xavier_normal_(m.weight)
+                nn.init.constant_(m.bias, 0)
+
+    def forward(self, x):  # x: [n, 3, 28, 28]
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        return self.fc(x.view(x.size(0), -1))
+''',
+    "dataset.py": '''
+import numpy as np
+import torch
+from PIL import Image
+
+
+class My_Dataset(torch.utils.data.Dataset):
+    def __init__(self, data_txt_path):
+        lines = open(data_txt_path).read().splitlines()
+        self.data_list = np.random.permutation(lines)  # shuffle the "path label" lines
+
+    def __getitem__(self, index):
+        image_path, label = self.data_list[index].split(" ")
+        pixels = torch.from_numpy(np.array(Image.open(image_path).convert("RGB")))
+        return pixels.permute(2, 0, 1).float() / 255, int(label)  # what ToTensor does
+
+    def __len__(self):
+        return len(self.data_list)
+''',
+    "train.py": '''
+import numpy as np
+import torch
+from torch.nn import DataParallel
+
+from dataset import My_Dataset
+from network import My_Network
+
+torch.set_num_threads(1)
+torch.manual_seed(0)
+np.random.seed(0)
+device = torch.device("cpu")
+loader = torch.utils.data.DataLoader(My_Dataset("train.txt"), batch_size=4, shuffle=True)
+model = DataParallel(My_Network().to(device))
+criterion = torch.nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01, weight_decay=1e-4)
+model.train()
+save_interval, losses, saved = 4, [], []
+for epoch in range(3):
+    for i, (data_input, label) in enumerate(loader):
+        loss = criterion(model(data_input.to(device)), label.to(device).long())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        iters = epoch * len(loader) + i
+        if iters % save_interval == 0:
+            torch.save(model.state_dict(), "checkpoint.pt")
+            saved.append(iters)
+print("iterations:", len(losses), "| every loss finite:", bool(torch.tensor(losses).isfinite().all()),
+      "| checkpoint written at iterations", saved)
+''',
+    "evaluate.py": '''
+import torch
+from torch.nn import DataParallel
+
+from dataset import My_Dataset
+from network import My_Network
+
+model = DataParallel(My_Network())
+state = torch.load("checkpoint.pt")
+print("checkpoint keys carry DataParallel's prefix:", all(k.startswith("module.") for k in state))
+model.load_state_dict(state)
+model.eval()
+images = torch.stack([My_Dataset("train.txt")[i][0] for i in range(4)])
+with torch.no_grad():
+    print("eval output:", tuple(model(images).shape), "| BatchNorm uses its running statistics:",
+          not model.module.bn1.training)
+''',
+}
+folder = Path(tempfile.mkdtemp(prefix="minikernel-ch04-project-"))
+for name, text in project.items():
+    (folder / name).write_text(text.lstrip())
+gen_images = torch.Generator().manual_seed(0)
+lines = []
+for i in range(12):
+    label = i % 4
+    pixels = torch.rand(28, 28, 3, generator=gen_images) * 0.5 + 0.15 * label  # four classes by brightness
+    Image.fromarray((pixels.clamp(0, 1) * 255).to(torch.uint8).numpy()).save(folder / f"img{i}.png")
+    lines.append(f"img{i}.png {label}")
+(folder / "train.txt").write_text("\n".join(lines))
+print("files:", sorted(p.name for p in folder.iterdir() if p.suffix in (".py", ".txt")))
+for script in ("train.py", "evaluate.py"):
+    run = subprocess.run([sys.executable, script], cwd=folder, capture_output=True, text=True, timeout=120)
+    print(f"$ python {script}\n{run.stdout}{run.stderr}", end="")
+
+# %% [markdown]
 # ## Grade chapter 04
 #
 # Runs the tests of every exercise 4.x against PyTorch: the same module trees built

@@ -172,3 +172,44 @@ def test_the_replayed_log_makes_the_five_windows_in_a_live_server(tmp_path):
     kinds = {win: w["type"] for win, w in windows.items()}
     assert kinds == {"spiral predictions": "plot", "loss stems": "plot", "confusion": "plot",
                      "layer 0 weight": "image", "summary": "text"}, json.dumps(kinds)
+
+
+# §12: the notes' project template ------------------------------------------------------------
+
+
+class _TemplateNetwork(torch.nn.Module):
+    """The notes' My_Network: conv 3→64, BatchNorm, ReLU, 2×2 max-pool, Linear(64·14·14, 512)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 64, kernel_size=3, stride=1, padding=1)
+        self.bn1 = torch.nn.BatchNorm2d(64)
+        self.relu = torch.nn.ReLU()
+        self.maxpool = torch.nn.MaxPool2d(kernel_size=2, stride=2)
+        self.fc = torch.nn.Linear(64 * 14 * 14, 512)
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        return self.fc(x.view(x.size(0), -1))
+
+
+def test_the_template_network_fits_28_by_28_inputs_and_its_dataparallel_checkpoint_has_the_prefix():
+    torch.manual_seed(0)
+    model = torch.nn.DataParallel(_TemplateNetwork())
+    assert model(torch.rand(4, 3, 28, 28)).shape == (4, 512)
+    with pytest.raises(RuntimeError):
+        _TemplateNetwork()(torch.rand(4, 3, 32, 32))  # 16·16 pooled pixels do not fit the Linear
+    state = model.state_dict()
+    assert all(k.startswith("module.") for k in state)
+    torch.nn.DataParallel(_TemplateNetwork()).load_state_dict(state)
+    with pytest.raises(RuntimeError, match="Missing key"):
+        _TemplateNetwork().load_state_dict(state)
+
+
+def test_the_notes_super_call_names_a_class_that_does_not_exist():
+    class My_Network(torch.nn.Module):
+        def __init__(self):
+            super(network, self).__init__()  # noqa: F821 - the notes' line, as written
+
+    with pytest.raises(NameError, match="network"):
+        My_Network()
