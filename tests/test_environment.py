@@ -216,23 +216,30 @@ def test_torch_is_pinned_exactly_everywhere():
     assert not problems, _report(problems)
 
 
-OLDEST_TORCH = "2.6.0"  # README, "Your own environment"; the smoke layer installs it
+OLDEST_TORCH = "2.13.0"  # README, "Your own environment"; the smoke layer installs it and grades every exercise
+PINNED_TORCH = "2.13.0"  # constraints.txt (test_torch_is_pinned_exactly_everywhere)
+
+
+def _minor(version: str, step: int = 0) -> str:
+    v = Version(version)
+    return f"{v.major}.{v.minor + step}"
 
 
 def pyproject_torch_problems(requirements: Iterable[Requirement], pins: Pins) -> list[str]:
-    """pyproject.toml admits every torch from OLDEST_TORCH to the pinned one and none after
-    its minor release, so `pip install -e .` keeps the torch an environment has."""
+    """pyproject.toml admits every torch from OLDEST_TORCH to the pinned one's minor release,
+    and nothing older or newer, so `pip install -e .` keeps the torch an environment has."""
     torch = [r for r in requirements if canonicalize_name(r.name) == "torch"]
     if len(torch) != 1:
         return [f"pyproject.toml should name torch once, found {[str(r) for r in torch]}"]
     spec = torch[0].specifier
-    pinned = Version(next(iter(pins["torch"].specifier)).version)
+    pinned = str(Version(next(iter(pins["torch"].specifier)).version))
     problems = [f"pyproject.toml's {torch[0]} rules out torch {v}"
-                for v in (OLDEST_TORCH, str(pinned)) if not spec.contains(v, prereleases=True)]
-    beyond = f"{pinned.major}.{pinned.minor + 1}.0"
-    if spec.contains(beyond, prereleases=True) or spec.contains("2.5.1", prereleases=True):
-        problems.append(f"pyproject.toml's {torch[0]} admits torch outside {OLDEST_TORCH}..{pinned.major}."
-                        f"{pinned.minor}.x (e.g. {beyond} or 2.5.1)")
+                for v in (OLDEST_TORCH, pinned) if not spec.contains(v, prereleases=True)]
+    outside = [v for v in (f"{_minor(pinned, 1)}.0", f"{_minor(OLDEST_TORCH, -1)}.99")
+               if spec.contains(v, prereleases=True)]
+    if outside:
+        problems.append(f"pyproject.toml's {torch[0]} admits torch {', '.join(outside)}, outside "
+                        f"{OLDEST_TORCH}..{_minor(pinned)}.x")
     return problems
 
 
@@ -241,10 +248,14 @@ def test_pyproject_admits_torch_from_the_oldest_supported_to_the_pinned_one():
     assert not problems, _report(problems)
 
 
-@pytest.mark.parametrize("line", ["torch==2.13.0", "torch>=2.6", "torch>=2.7,<2.14", "torch>=2.6,<2.13",
-                                  "torch>=2.5,<2.14"])
+@pytest.mark.parametrize("line", [
+    f"torch>={_minor(OLDEST_TORCH)}",  # no upper bound
+    f"torch>={_minor(OLDEST_TORCH, 1)},<{_minor(PINNED_TORCH, 1)}",  # leaves out the oldest
+    f"torch>={_minor(OLDEST_TORCH)},<{_minor(PINNED_TORCH)}",  # leaves out the pinned one
+    f"torch>={_minor(OLDEST_TORCH, -1)},<{_minor(PINNED_TORCH, 1)}",  # admits an older one
+])
 def test_pyproject_torch_outside_the_supported_range_is_found(line):
-    assert pyproject_torch_problems([Requirement(line)], parse_requirement_lines(["torch==2.13.0"]))
+    assert pyproject_torch_problems([Requirement(line)], parse_requirement_lines([f"torch=={PINNED_TORCH}"]))
 
 
 def test_every_pin_is_exact_or_bounded():
