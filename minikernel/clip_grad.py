@@ -56,7 +56,8 @@ def get_total_norm(tensors: Tensors, norm_type: float = 2.0, error_if_nonfinite:
 def clip_grads_with_norm_(parameters: Tensors, max_norm: float, total_norm: Tensor,
                           foreach: Optional[bool] = None) -> None:
     r"""Scale the gradient of every parameter in ``parameters`` (those whose ``.grad`` is not
-    None) by ``min(max_norm / (total_norm + 1e-6), 1)``, in place.
+    None) by ``min(max_norm / (total_norm + 1e-6), 1)``, in place. ``parameters`` is a Tensor
+    (treat it as ``[parameters]``) or an iterable of them.
 
     The factor is computed in ``total_norm``'s dtype; torch multiplies even when it is 1
     (no branch on the value, which would cost a GPU sync). Bump each gradient's version
