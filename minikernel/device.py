@@ -119,8 +119,8 @@ def _has_numba_cuda() -> bool:
 def _no_simulator_reason() -> str:
     return (f"numba's CUDA simulator is not available on this platform ({platform.system()} "
             f"{platform.machine()}): numba-cuda publishes no build for it and the installed numba has no "
-            "numba.cuda of its own. The GPU exercises (2.6-2.9, 5.6, 5.7) run on Linux or Windows, or in a "
-            "hosted notebook (README, \"Your own environment\"); everything else runs here")
+            "numba.cuda of its own. The GPU exercises (2.6-2.9, 5.6, 5.7) run on Linux or Windows; "
+            "everything else runs here")
 
 
 def _choose_backend() -> tuple[str, str]:
