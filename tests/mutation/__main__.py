@@ -50,7 +50,7 @@ def outcome(mutant: Mutant, reply: dict) -> tuple[str, str]:
     return "error", f"graded {row['status']}"
 
 
-def run(selected: list[str], workers: int, timeout_s: float) -> dict:
+def run(selected: list[str], workers: int, timeout_s: float, command: str) -> dict:
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     known = exercises()
     with tempfile.TemporaryDirectory(prefix="minikernel-mutants-") as tmp:
@@ -78,7 +78,7 @@ def run(selected: list[str], workers: int, timeout_s: float) -> dict:
                     errors.append({"key": mutant.key, "detail": detail})
                 print(f"  {mutant.key}: {verdict} {detail[:100]}", file=sys.stderr, flush=True)
             results[ident] = {"name": ", ".join(known[ident].functions), "mutants": len(found), **counts,
-                              "seconds": round(time.monotonic() - start), "date": datetime.date.today().isoformat(),
+                              "seconds": round(time.monotonic() - start), "date": datetime.date.today().isoformat(), "command": command,
                               "survivors": survivors, "errors": errors}
             RESULTS.write_text(json.dumps(dict(sorted(results.items(), key=lambda kv: _order(kv[0]))), indent=1) + "\n")
             row = results[ident]
@@ -113,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
         write_report(results, known, json.loads(EQUIVALENT.read_text()), ROOT / "docs" / "mutation.md", None)
         return 0
-    results = run(selected, options.workers, options.timeout)
     command = "make mutants" + (f' ARGS="{" ".join(options.patterns)}"' if options.patterns else "")
+    results = run(selected, options.workers, options.timeout, command)
     write_report(results, known, json.loads(EQUIVALENT.read_text()) if EQUIVALENT.exists() else {},
                  ROOT / "docs" / "mutation.md", command)
     return 0

@@ -54,6 +54,9 @@ def write_report(results: dict, known: dict, equivalent: dict, path: Path, comma
         rate = f"{100.0 * row['killed'] / graded:.0f}%" if graded else "-"
         lines.append(f"| {ident} | {row['name']} | {row['mutants']} | {row['killed']} | {len(others)} | "
                      f"{len(same)} | {row['error']} | {rate} | {row['seconds']} | {row['date']} |")
+    commands = list(dict.fromkeys(row.get("command", "?") for row in results.values()))
+    lines += ["", "The rows came from: " + "; ".join(
+        f"`{c}` ({', '.join(i for i, row in results.items() if row.get('command', '?') == c)})" for c in commands) + "."]
     not_run = [i for i in known if i not in results]
     lines += ["", "Not run yet: " + (", ".join(not_run) if not_run else "none") + ".", ""]
     lines += ["## Survivors (not equivalent)", ""]
