@@ -35,7 +35,7 @@ def sum_to_shape(grad: Tensor, shape: Sequence[int]) -> Tensor:
 
     1. sum away the leading dimensions ``grad`` has and ``shape`` lacks;
     2. sum, keeping the dimension, every dimension where ``shape`` has 1 and
-       ``grad`` has more.
+       ``grad`` has another size (more, or 0: an empty dimension sums to 1).
 
     Example: grad (2, 3, 4) to shape (3, 1): sum dim 0 -> (3, 4), then dim 1 with
     keepdim -> (3, 1).
