@@ -56,6 +56,19 @@ def _processes(field: str) -> dict[int, str]:
     return found
 
 
+def _carries(pid: int, marker: bytes) -> bool:
+    """Whether process ``pid`` was started by this test's grading: its environment holds
+    ``marker`` (the gradebook passes the environment on). Other gradings may run as
+    ``nobody`` at the same time (the gradebook tests on the other worker); where the
+    environment cannot be read, the process counts as this test's."""
+    try:
+        return marker in Path(f"/proc/{pid}/environ").read_bytes()
+    except PermissionError:
+        return True
+    except OSError:
+        return False  # ended meanwhile
+
+
 @functools.cache
 def _hostile_book(base: Path) -> dict:
     tmp = base / "hostile"
@@ -76,15 +89,19 @@ def _hostile_book(base: Path) -> dict:
         strides.write_text(strides.read_text() + "\n" + payloads.replace("CHOSEN.items()", f"{chosen}.items()"))
     nobody_before = {pid for pid, uid in _processes("uid").items() if uid == str(sandbox.NOBODY)}
     site_canary = Path(__import__("sysconfig").get_paths()["purelib"]) / names["CANARY_NAME"]
+    marker = f"HOSTILE_GRADING_RUN={token}"
+    os.environ["HOSTILE_GRADING_RUN"] = token
     try:
         results = run(subs, tmp / "out", Settings(CHAPTER_1, timeout_s=TIMEOUT_S, submission_timeout_s=600, **LIMITS),
                       jobs=2)
     finally:
+        del os.environ["HOSTILE_GRADING_RUN"]
         written = [p for p in (Path(names["OUTSIDE_CANARY"]), site_canary) if p.exists()]
         for path in written:
             path.unlink()
     left = {pid: comm for pid, comm in _processes("comm").items() if comm == names["DAEMON_NAME"][:15]}
-    nobody_after = {pid for pid, uid in _processes("uid").items() if uid == str(sandbox.NOBODY)}
+    nobody_after = {pid for pid, uid in _processes("uid").items()
+                    if uid == str(sandbox.NOBODY) and _carries(pid, marker.encode())}
     return {"results": {r.student: r for r in results}, "written": written, "daemons_left": left,
             "nobody_left": nobody_after - nobody_before}
 
