@@ -86,9 +86,10 @@ def python_version_of(executable: str) -> tuple[int, int] | None:
 def install_advice(system: str = platform.system(), os_release: Path = Path("/etc/os-release")) -> str:
     """What to install on this OS to get a supported Python, in one sentence."""
     if system == "Darwin":
-        return ("On macOS the course's packages do not install (numba-cuda, which the GPU "
-                "chapters use, publishes no macOS wheel): use Linux, WSL 2 on Windows, or a "
-                "Linux container.")
+        return ("On an Apple-silicon Mac, install Python 3.13 (brew install python@3.13, or from "
+                "python.org), then run: python3.13 tools/bootstrap.py. The GPU exercises have no "
+                "simulator there (numba-cuda publishes no macOS build); Intel Macs are not supported "
+                "(torch publishes no wheel for them). Otherwise use Linux, WSL 2 or a Linux container.")
     if system == "Windows":
         return ("Install Python 3.13 (winget install Python.Python.3.13, or from python.org), "
                 "then run: py -3.13 tools/bootstrap.py")
