@@ -25,7 +25,7 @@ timed = @start=$$(date +%s); $(2); rc=$$?; took=$$(( $$(date +%s) - start )); \
 .PHONY: lab update setup dashboard test test-setup test-solutions test-student test-notebooks \
         test-browser test-smoke test-browser-and-smoke test-corpus stress grade bench notebooks fuzz lock clean
 
-## lab: set up (first time only) and start JupyterLab on chapters/ (and visdom beside it)
+## lab: set up (first time only) and start JupyterLab on your copies in my-notebooks/ (and visdom beside it)
 lab: setup
 	$(PY) -m minikernel lab $(ARGS)
 
