@@ -1,0 +1,33 @@
+"""Exercise 3.7 at its edges: no inputs at all, and a lone Tensor as ``grad_outputs``, as in torch."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import minikernel as mk
+from minikernel import autograd as A
+
+
+@pytest.mark.exercise("3.7")
+def test_grad_with_no_inputs_is_refused_like_torch():
+    tx = torch.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError) as theirs:
+        torch.autograd.grad((tx * 2).sum(), [])
+    x = mk.tensor([1.0, 2.0], requires_grad=True)
+    try:
+        A.grad((x * 2).sum(), [])
+    except NotImplementedError:
+        raise  # the stub: graded TODO
+    except RuntimeError as err:
+        assert str(err) == str(theirs.value)
+    else:
+        raise AssertionError(f"no error; torch raised {theirs.value}")
+
+
+@pytest.mark.exercise("3.7")
+def test_a_lone_tensor_as_grad_outputs():
+    tx = torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    (expected,) = torch.autograd.grad(tx * tx, tx, grad_outputs=torch.tensor([1.0, 0.5, -1.0], dtype=torch.float64))
+    x = mk.tensor([1.0, -2.0, 3.0], dtype=mk.float64, requires_grad=True)
+    (got,) = A.grad(x * x, x, grad_outputs=mk.tensor([1.0, 0.5, -1.0], dtype=mk.float64))
+    torch.testing.assert_close(got.to_torch(), expected)
