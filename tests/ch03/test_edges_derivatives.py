@@ -26,6 +26,22 @@ def test_pow_with_a_number_exponent_at_a_zero_base(exponent):
     torch.testing.assert_close(got.to_torch(), expected, equal_nan=True, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.exercise("3.4")
+@pytest.mark.parametrize("exponent", [-1.0, -0.5, 0.0, 0.5, 2.0])
+def test_pow_with_a_tensor_exponent_at_a_zero_base(exponent):
+    """d/dy x**y = x**y * log(x) is 0 at x = 0 only where y >= 0 (0**y is 0 or 1 there);
+    for y < 0 it is inf * -inf = -inf, as torch says (not 0)."""
+    x = torch.tensor([[0.0, 2.0], [1.5, 0.0]], dtype=torch.float64)
+    y = torch.full_like(x, exponent)
+    grad = torch.tensor([[1.0, -2.0], [0.5, 3.0]], dtype=torch.float64)
+    base, power = x.clone().requires_grad_(), y.clone().requires_grad_()
+    expected = torch.autograd.grad(base ** power, (base, power), grad)
+    got = D.pow_backward(_mk(grad), _mk(x), _mk(y), _mk(x ** y))
+    for mine, theirs, name in zip(got, expected, ("base", "exponent")):
+        torch.testing.assert_close(mine.to_torch(), theirs, equal_nan=True, rtol=1e-12, atol=1e-12,
+                                   msg=lambda m, name=name: f"gradient of the {name}: {m}")
+
+
 def _product(lib: str, factor: float):
     """a * b with b's gradient scaled by ``factor`` (1 = correct), in torch or minikernel."""
     base = torch.autograd.Function if lib == "torch" else A.Function
