@@ -46,6 +46,17 @@
 # `make grade ARGS="'2.*'"`.
 
 # %%
+# Is the course's package installed in this kernel? If not, this says what to run.
+import importlib.util
+
+if missing := [m for m in ("minikernel", "torch", "numba", "ipywidgets") if importlib.util.find_spec(m) is None]:
+    raise ModuleNotFoundError(
+        f"this kernel cannot import {', '.join(missing)}. On your machine: run `make lab` in the course's "
+        "folder and open the chapter from the lab it starts (its kernel has everything). In a hosted "
+        "notebook (Colab, Kaggle, JupyterHub): run `%pip install -e ..` in a cell (`..` is the course's "
+        "folder, the one with pyproject.toml), then restart the kernel.")
+
+# %%
 import numpy as np
 import torch
 

@@ -1,6 +1,7 @@
 """Notebook hygiene, and what a learner sees when nbval runs on unfinished code."""
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -117,3 +118,15 @@ def test_no_stored_output_is_a_bare_repr(notebook):
     ("tensor([1, 2])", False), ("(12, 4, 1)", False), ("[the stride explorer: run the notebook to use it]", False)])
 def test_bare_repr_pattern(plain, bare):
     assert bool(BARE_REPR.match(plain)) == bare
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_first_cell_says_what_to_run_when_the_course_is_not_installed(source, monkeypatch):
+    first = _code_cells(jupytext.read(source))[0].source
+    exec(compile(first, f"{source.name}, first cell", "exec"), {})  # installed: nothing happens
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "minikernel" else real(name, *a))
+    with pytest.raises(ModuleNotFoundError) as err:
+        exec(compile(first, f"{source.name}, first cell", "exec"), {})
+    said = str(err.value)
+    assert "cannot import minikernel." in said and "make lab" in said and "%pip install -e .." in said, said
