@@ -37,10 +37,11 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
+import ipywidgets
 from IPython import get_ipython
 from IPython.display import display
 
-from . import exercise as ex, stub_reload
+from . import exercise as ex, grading, stub_reload
 
 #: The name of this module's state on the IPython shell (one per kernel).
 _STATE_ATTR = "_minikernel_notebook_display"
@@ -145,7 +146,8 @@ def todo_html(exercise_id: str) -> str:
         f"Write <code>{n}</code> in {where} (the link opens it in the editor; replace its "
         "<code>raise NotImplementedError</code>),"
         " save it, and run this cell again (no restart: saved files are reloaded).<br>"
-        f'Grade it: <code>minikernel.grade("{e}")</code> here, or '
+        f'Grade it: <code>minikernel.grade("{e}")</code> here (or the <i>Grade {e} here</i> button under '
+        "this box in the lab), or "
         f"<code>python -m minikernel grade {e}</code> in a terminal.<br>"
         f"Stuck? <code>MINIKERNEL_SOLUTIONS={e} make lab</code> runs the reference instead.</div>")
 
@@ -168,11 +170,54 @@ def show_todo(exercise: str | BaseException) -> None:
             raise exercise
         raise NotImplementedError(f"exercise {exercise_id} ({exercise_location(exercise_id)[1]}) is not implemented yet")
     display(TodoBox(exercise_id))
+    show_grade_button(exercise_id, shell)
 
 
 def waits_text(name: str, exercise_id: str) -> str:
     """The one line shown by a cell that needs what an unfinished exercise's cell did not define."""
     return f"This cell waits for exercise {exercise_id}: `{name}` is defined by a cell above that needs it."
+
+
+class GradeButton(ipywidgets.VBox):
+    """The box's second link: a button that grades its exercise here, in this notebook.
+
+    A click runs ``minikernel.grade(exercise_id)`` (the same as typing it in a new cell)
+    and shows the table under the button; click again after editing to grade again.
+    """
+
+    def __init__(self, exercise_id: str) -> None:
+        self.exercise_id = exercise_id
+        self.button = ipywidgets.Button(description=f"Grade {exercise_id} here", icon="check",
+                                        tooltip=f'runs minikernel.grade("{exercise_id}") in this notebook')
+        self.button.add_class("mk-grade-here")
+        self.output = ipywidgets.Output()
+        self.button.on_click(self._grade)
+        super().__init__([self.button, self.output])
+
+    def _grade(self, _button=None) -> None:
+        self.button.disabled, self.button.description = True, f"Grading {self.exercise_id}…"
+        try:
+            report = grading.grade(self.exercise_id)
+            self.output.clear_output()
+            with self.output:
+                display(report)
+        finally:
+            self.button.disabled, self.button.description = False, f"Grade {self.exercise_id} here"
+
+    def __repr__(self) -> str:  # what a plain-text frontend (and a stored notebook's text) shows
+        return f'(a button here runs minikernel.grade("{self.exercise_id}"))'
+
+
+def show_grade_button(exercise_id: str, shell=None) -> None:
+    """Show the grade button under a box, in a notebook kernel only (a terminal or a
+    check has no frontend to click it)."""
+    if shell is not None and hasattr(shell, "kernel") and not _checking(shell):
+        display(GradeButton(exercise_id))
+
+
+def _checking(shell) -> bool:
+    state = getattr(shell, _STATE_ATTR, None)
+    return state is not None and state.checking
 
 
 class TodoBox:
@@ -305,6 +350,7 @@ def _handler(shell, etype, value, tb, tb_offset=None) -> None:
     exercise_id = stub_id_in(value)
     if exercise_id is not None:
         _publish(shell, todo_text(exercise_id), todo_html(exercise_id))
+        show_grade_button(exercise_id, shell)
         _end(shell, state, etype, value, str(value).splitlines()[0] if str(value) else f"exercise {exercise_id}")
         # what this cell did not get to define now waits for the exercise
         for name in state.cell_names - set(shell.user_ns):

@@ -2,9 +2,9 @@
 
 A temporary copy of the course is served by its own ``python -m minikernel lab``
 (so the checkout's files are never edited). In the learner's copy of chapter 01:
-Run All; exercise 1.1's box links to the stub; the link opens ``minikernel/strides.py``
-in JupyterLab's editor; the reference's body is typed in place of the stub's
-``raise`` and saved; re-running the exercise's cells (no kernel restart) shows the
+Run All; exercise 1.1's box links to the stub, and its "Grade 1.1 here" button grades
+it in place (TODO); the link opens ``minikernel/strides.py`` in JupyterLab's editor;
+the reference's body is typed in place of the stub's ``raise`` and saved; re-running the exercise's cells (no kernel restart) shows the
 answer instead of the box, and the check prints the learner's answers beside torch's;
 ``mk.grade("1.1")`` in a new cell shows PASS. Screenshots go to
 ``tests/browser/artifacts/`` (``loop-*.png``).
@@ -105,6 +105,11 @@ def test_open_the_stub_from_the_box_write_it_save_rerun_and_grade(learner_lab, b
         box.wait_for(timeout=deadline.left(30))
         box.scroll_into_view_if_needed()
         page.screenshot(path=ARTIFACTS / "loop-1-box.png")
+
+        # the box's second link: grading this exercise here, before any code is written
+        ask.locator("button.mk-grade-here", has_text="Grade 1.1 here").click()
+        deadline.wait(page, "the button's grade table", lambda: re.search(
+            r"1\.1\s+contiguous_strides\s+TODO", ask.locator(".jp-OutputArea").inner_text()), cap=200, every_ms=1000)
 
         box.locator("a.mk-open-stub").click()
         editor = page.locator(".jp-FileEditor:not(.lm-mod-hidden)").first
