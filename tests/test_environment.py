@@ -121,6 +121,18 @@ def pin_differences(left: Pins, right: Pins, left_name: str, right_name: str) ->
     return problems
 
 
+def marker_differences(requirements: Iterable[Requirement], pins: Pins) -> list[str]:
+    """Dependencies (from pyproject.toml) whose environment marker differs from their pin's:
+    a platform that pyproject.toml leaves out must be left out of the pins too (and back)."""
+    problems = []
+    for req in requirements:
+        pin = pins.get(canonicalize_name(req.name))
+        if pin is not None and str(req.marker or "") != str(pin.marker or ""):
+            problems.append(f"pyproject.toml has {req} but constraints.txt has {pin}: give both "
+                            f"the same marker ('; {req.marker or pin.marker}')")
+    return problems
+
+
 def exact_pin_problems(pins: Pins, name: str) -> list[str]:
     """``name`` must be pinned with a single ``==X.Y.Z`` (no range, no wildcard)."""
     req = pins.get(canonicalize_name(name))
@@ -268,6 +280,14 @@ def test_every_pyproject_dependency_is_pinned():
     assert not problems, _report(problems)
 
 
+def test_pins_carry_pyproject_markers():
+    """numba-cuda has no macOS wheel: pyproject.toml, constraints.txt and environment.yml all
+    say ``sys_platform != 'darwin'`` (the last through the pin comparison above)."""
+    problems = marker_differences(pyproject_requirements(), read_constraints())
+    assert not problems, _report(problems)
+    assert str(read_environment_pins()["numba-cuda"].marker) == 'sys_platform != "darwin"'
+
+
 def test_installed_packages_satisfy_the_pins():
     problems = unsatisfied_pins(read_constraints())
     assert not problems, _report(problems, "reinstall: make setup, or rm -rf .venv && make setup")
@@ -393,6 +413,34 @@ def test_pin_differences_finds_each_mismatch(mismatched_pair):
 def test_pin_differences_is_empty_for_identical_sides(mismatched_pair):
     constraints, _ = mismatched_pair
     assert pin_differences(constraints, dict(constraints), "a", "b") == []
+
+
+@pytest.mark.parametrize(("constraint", "environment"), [
+    ("numba-cuda==0.30.4; sys_platform != 'darwin'", "numba-cuda==0.30.4"),
+    ("numba-cuda==0.30.4", "numba-cuda==0.30.4; sys_platform != 'darwin'"),
+    ("numba-cuda==0.30.4; sys_platform != 'darwin'", "numba-cuda==0.30.4; sys_platform == 'linux'"),
+])
+def test_a_marker_missing_or_different_on_either_side_is_found(constraint, environment):
+    problems = pin_differences(parse_requirement_lines([constraint]), parse_requirement_lines([environment]),
+                               "constraints.txt", "environment.yml")
+    assert problems == [f"constraints.txt has {Requirement(constraint)} but environment.yml has "
+                        f"{Requirement(environment)}"]
+
+
+def test_the_same_marker_written_differently_agrees():
+    left = parse_requirement_lines(["numba-cuda==0.30.4; sys_platform != 'darwin'"])
+    right = parse_requirement_lines(['numba-cuda==0.30.4 ; sys_platform!="darwin"'])
+    assert pin_differences(left, right, "a", "b") == []
+
+
+def test_marker_differences_with_pyproject_are_found():
+    pins = parse_requirement_lines(["numba-cuda==0.30.4", "numba==0.68.1; sys_platform != 'darwin'",
+                                    "torch==2.13.0"])
+    requirements = [Requirement(r) for r in ("numba-cuda; sys_platform != 'darwin'", "numba", "torch>=2.13,<2.14")]
+    assert [p.split(" but ")[0] for p in marker_differences(requirements, pins)] == [
+        "pyproject.toml has numba-cuda; sys_platform != \"darwin\"",
+        "pyproject.toml has numba",
+    ]
 
 
 def test_duplicate_pin_is_an_error():
