@@ -85,6 +85,25 @@ class RemovableHandle(graph.RemovableHandle):
         remove_hook(self)
 
 
+class WrappedHook:
+    """A hook called with its module as first argument, the module held weakly
+    (``torch.nn.modules.module._WrappedHook``); without a module, the hook as is."""
+
+    def __init__(self, hook: Callable, module: Any = None):
+        if not callable(hook):
+            raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
+        self.hook = hook
+        self.module = None if module is None else weakref.ref(module)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.module is None:
+            return self.hook(*args, **kwargs)
+        module = self.module()
+        if module is None:
+            raise RuntimeError("You are trying to call the hook of a dead Module!")
+        return self.hook(module, *args, **kwargs)
+
+
 @exercise("4.4")
 def remove_hook(handle: RemovableHandle) -> None:
     """What ``handle.remove()`` does: forget the hook everywhere it was filed.

@@ -88,7 +88,8 @@ class Module(HookMethods):
                             ("_forward_hooks", OrderedDict()), ("_forward_hooks_with_kwargs", OrderedDict()),
                             ("_forward_hooks_always_called", OrderedDict()), ("_forward_pre_hooks", OrderedDict()),
                             ("_forward_pre_hooks_with_kwargs", OrderedDict()), ("_state_dict_pre_hooks", OrderedDict()),
-                            ("_load_state_dict_post_hooks", OrderedDict()), ("_modules", {})]:
+                            ("_load_state_dict_pre_hooks", OrderedDict()), ("_load_state_dict_post_hooks", OrderedDict()),
+                            ("_modules", {})]:
             object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------ registration

@@ -45,6 +45,18 @@ class HookMethods:
         on this module (``torch.nn.Module.register_state_dict_pre_hook``)."""
         return H.add_hook(self._state_dict_pre_hooks, hook)
 
+    def register_load_state_dict_pre_hook(self, hook: Hook) -> RemovableHandle:
+        """Run ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs) -> None`` each time ``load_state_dict`` reaches this module, before it loads its own
+        tensors. ``state_dict`` holds the entries under ``prefix``; the hook may edit it (rename or add
+        keys) and append to the three lists (``torch.nn.Module.register_load_state_dict_pre_hook``)."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook: Hook, with_module: bool = False) -> RemovableHandle:
+        """The same without ``module`` as the hook's first argument unless ``with_module``
+        (``torch.nn.Module._register_load_state_dict_pre_hook``); the module is held weakly."""
+        return H.add_hook(self._load_state_dict_pre_hooks, H.WrappedHook(hook, self if with_module else None))
+
     def register_load_state_dict_post_hook(self, hook: Hook) -> RemovableHandle:
         """Run ``hook(module, incompatible_keys) -> None`` once this module and its children are
         loaded by ``load_state_dict``; it may edit ``incompatible_keys.missing_keys`` /

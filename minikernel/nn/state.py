@@ -104,6 +104,16 @@ def load_from_state_dict(module: Any, state_dict: Mapping[str, Any], prefix: str
     raise NotImplementedError("exercise 4.5 (load_from_state_dict) is not implemented yet")
 
 
+def _run_load_pre_hooks(module: Any, local: dict, prefix: str, metadata: Any, missing_keys: list,
+                        unexpected_keys: list, error_msgs: list) -> None:
+    """The module's ``register_load_state_dict_pre_hook`` hooks, before it loads: each gets the entries
+    under ``prefix`` (it may edit them), the module's metadata (``{}`` without any), ``strict=True``
+    whatever ``load_state_dict`` was given (as torch: the lists are filtered afterwards), and the lists."""
+    local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+    for hook in list(module._load_state_dict_pre_hooks.values()):
+        hook(local, prefix, local_metadata, True, missing_keys, unexpected_keys, error_msgs)
+
+
 def _run_load_post_hooks(module: Any, incompatible_keys: _IncompatibleKeys) -> None:
     for hook in list(module._load_state_dict_post_hooks.values()):
         if hook(module, incompatible_keys) is not None:
@@ -119,6 +129,7 @@ def load_state_dict(module: Any, state_dict: Mapping[str, Any], strict: bool = T
     missing_keys: list[str] = []
     unexpected_keys: list[str] = []
     error_msgs: list[str] = []
+    metadata = getattr(state_dict, "_metadata", None)
     state_dict = OrderedDict(state_dict)
 
     # Depth first, parents before children, like torch's recursion; a module's post-hooks run
@@ -129,6 +140,7 @@ def load_state_dict(module: Any, state_dict: Mapping[str, Any], strict: bool = T
         if done:
             _run_load_post_hooks(current, _IncompatibleKeys(missing_keys, unexpected_keys))
             continue
+        _run_load_pre_hooks(current, local, prefix, metadata, missing_keys, unexpected_keys, error_msgs)
         load_from_state_dict(current, local, prefix, missing_keys, unexpected_keys, error_msgs)
         todo.append((current, None, prefix, True))
         children = []
