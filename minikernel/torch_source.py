@@ -123,3 +123,10 @@ def legacy_th_names() -> dict[str, list[str]]:
     names = [n for n in dir(torch._C) if "TH" in n]
     dirs = [d for d in ("TH", "THC", "THCUNN", "THNN") if os.path.isdir(os.path.join(include_dir(), d))]
     return {"torch._C": names, "include": dirs}
+
+
+def header_lines(header: str, pattern: str) -> list[str]:
+    """The lines of ``header`` (a path under ``include_dir()``) that match the regular
+    expression ``pattern``, stripped."""
+    with open(os.path.join(include_dir(), header)) as fh:
+        return [line.strip() for line in fh if re.search(pattern, line)]
