@@ -253,16 +253,6 @@ def test_pin_memory_without_an_accelerator_warns_like_torch():
             list(loader_class(SlowSquares(2), pin_memory=True))
 
 
-class Stream(torch.utils.data.IterableDataset):
-    def __iter__(self):
-        return iter(range(3))
-
-
-def test_an_iterable_dataset_is_refused_clearly():
-    with pytest.raises(TypeError, match="map-style"):
-        DataLoader(Stream())
-
-
 class _Interrupted(torch.utils.data.Dataset):
     """Sample 1 raises ``kind`` (a BaseException that is not an Exception)."""
 

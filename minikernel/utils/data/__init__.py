@@ -6,7 +6,9 @@
                   hand out batches in sampler order although workers finish out of order
 * ``examples``    datasets for chapter 10 (slow samples, a broken sample)
 
-Map-style datasets only; batches are built with torch's samplers and ``default_collate``.
+* ``iterable``    what a stream (``IterableDataset``) needs: batches cut by each loading process
+
+Batches are built with torch's samplers and ``default_collate``.
 """
 from .dataloader import DataLoader, next_in_order
 from .worker import ExceptionWrapper, get_worker_info, worker_loop

@@ -40,9 +40,11 @@ from torch.utils.data import (
     default_collate,
     default_convert,
 )
+from torch.utils.data.dataloader import _InfiniteConstantSampler
 
 from minikernel.course.exercise import exercise
 
+from . import iterable as It
 from .worker import ExceptionWrapper, worker_main
 
 _POLL_S = 0.5  # how often a waiting main process checks that its workers are alive
@@ -67,11 +69,13 @@ def next_in_order(rcvd_idx: int, reorder: dict[int, Any], receive: Callable[[], 
 
 
 class DataLoader:
-    """Batches of a map-style dataset, optionally loaded by worker processes.
+    """Batches of a map-style dataset or a stream (``IterableDataset``), optionally loaded by
+    worker processes.
 
-    Arguments, defaults and errors as ``torch.utils.data.DataLoader`` (a subset: no
-    custom samplers, no iterable datasets, no ``worker_init_fn``). With the same
-    seed or ``generator`` it yields the same batches, in the same order, as torch's.
+    Arguments, defaults and errors as ``torch.utils.data.DataLoader`` (without pin-memory
+    threads, ``in_order=False`` or datapipes). With the same seed or ``generator`` it yields
+    the same batches, in the same order, as torch's. A stream is cut into batches by each
+    loading process (``iterable.py``).
     """
 
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = None, sampler: Any = None,
@@ -80,9 +84,9 @@ class DataLoader:
                  worker_init_fn: Callable[[int], None] | None = None, multiprocessing_context: Any = None,
                  generator: torch.Generator | None = None, *, prefetch_factor: int | None = None,
                  persistent_workers: bool = False) -> None:
-        if isinstance(dataset, IterableDataset):
-            raise TypeError("minikernel's DataLoader takes map-style datasets (__len__ and __getitem__); "
-                            "use torch.utils.data.DataLoader for an IterableDataset")
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            It.check_iterable_options(shuffle, sampler, batch_sampler)
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
         if timeout < 0:
@@ -97,6 +101,8 @@ class DataLoader:
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
         sampler, batch_sampler = _samplers(dataset, batch_size, shuffle, sampler, batch_sampler, drop_last, generator)
+        if self._iterable:
+            sampler = _InfiniteConstantSampler()
         self.dataset = dataset
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
@@ -116,7 +122,7 @@ class DataLoader:
         self.multiprocessing_context = _check_context(multiprocessing_context, num_workers)
         self.sampler = sampler
         self.batch_sampler = batch_sampler if batch_sampler is not None else (
-            BatchSampler(sampler, batch_size, drop_last) if auto else _OneAtATime(sampler))
+            BatchSampler(sampler, batch_size, drop_last) if auto else None if self._iterable else _OneAtATime(sampler))
         self._iterator: _MultiProcessIter | None = None
         self._initialized = True
 
@@ -126,7 +132,22 @@ class DataLoader:
         super().__setattr__(name, value)
 
     def __len__(self) -> int:
+        if self._iterable:
+            return It.iterable_length(self.dataset, self.batch_size, self.drop_last)
         return len(self.batch_sampler)
+
+    def _tasks(self, epoch: int) -> Any:
+        """What the main process hands out, one item per batch: lists of indices (from the batch
+        sampler), or for a stream the epoch number, forever."""
+        return It.EpochTasks(epoch) if self._iterable else self.batch_sampler
+
+    def _loading(self) -> tuple[Any, Callable]:
+        """What a loading process indexes and collates with: the dataset and ``collate_fn``, or for
+        a stream a fetcher of whole batches and ``collate_fn`` applied to the one batch it returns."""
+        if not self._iterable:
+            return self.dataset, self.collate_fn
+        fetcher = It.IterableFetcher(self.dataset, self.batch_size, self.drop_last)
+        return fetcher, (_Unbatched(self.collate_fn) if self.batch_size is not None else self.collate_fn)
 
     def __iter__(self) -> Iterator:
         if self.num_workers == 0:
@@ -213,7 +234,9 @@ class _BaseIter:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
                           "memory won't be used.", stacklevel=3)
         self.pin = loader.pin_memory and torch.accelerator.is_available()
-        self.sampler_iter = iter(loader.batch_sampler)
+        self.epoch = 0
+        self.sampler_iter = iter(loader._tasks(self.epoch))
+        self.dataset, self.collate_fn = loader._loading()
         # Drawn here, after the sampler iterator is made but before it draws its permutation:
         # the same order as torch, so a seeded run shuffles the same way.
         self.base_seed = int(torch.empty((), dtype=torch.int64).random_(generator=loader.generator).item())
@@ -226,9 +249,20 @@ class _BaseIter:
 
 
 class _SingleProcessIter(_BaseIter):
+    def __init__(self, loader: DataLoader) -> None:
+        super().__init__(loader)
+        if isinstance(self.dataset, It.IterableFetcher):
+            self.dataset.start(self.epoch)  # as torch: the dataset's __iter__ runs in iter(loader)
+
     def __next__(self) -> Any:
         indices = next(self.sampler_iter)
-        return self._pinned(self.loader.collate_fn([self.loader.dataset[i] for i in indices]))
+        try:
+            return self._pinned(self.collate_fn([self.dataset[i] for i in indices]))
+        except It.IterationEnd:
+            raise StopIteration from None
+
+
+_STREAM_ENDED = object()  #: what _next_batch returns for a task its worker could not fill
 
 
 class _MultiProcessIter(_BaseIter):
@@ -246,7 +280,7 @@ class _MultiProcessIter(_BaseIter):
             index_queue = context.Queue()
             index_queue.cancel_join_thread()  # never block at shutdown on indices nobody will read
             worker = context.Process(target=worker_main, daemon=True,
-                                     args=(loader.dataset, index_queue, self.data_queue, loader.collate_fn,
+                                     args=(self.dataset, index_queue, self.data_queue, self.collate_fn,
                                            worker_id, self.base_seed, loader.num_workers, loader.worker_init_fn))
             worker.start()
             self.index_queues.append(index_queue)
@@ -258,7 +292,9 @@ class _MultiProcessIter(_BaseIter):
         self.send_idx = 0  # number of the next task to send
         self.rcvd_idx = 0  # number of the next batch to hand out
         self.reorder: dict[int, Any] = {}  # batches that arrived before their turn
-        self.exhausted = False  # the sampler has no more batches
+        self.exhausted = False  # the sampler (or every worker's stream) has no more batches
+        self.task_worker: dict[int, int] = {}  # the worker each outstanding task went to
+        self.ended: set[int] = set()  # workers whose stream has ended (IterableDataset)
         self.worker_cycle = itertools.cycle(range(self.loader.num_workers))
         for _ in range(self.loader.prefetch_factor * self.loader.num_workers):
             self._try_put_index()
@@ -269,18 +305,28 @@ class _MultiProcessIter(_BaseIter):
 
     def reset(self) -> None:
         """A new epoch on the same workers (``persistent_workers``)."""
-        self.sampler_iter = iter(self.loader.batch_sampler)
+        self.epoch += 1
+        self.sampler_iter = iter(self.loader._tasks(self.epoch))
         self._start_epoch()
 
     def _try_put_index(self) -> None:
+        """Send the next task to the next worker in turn whose stream has not ended."""
         if self.exhausted:
+            return
+        for _ in range(self.loader.num_workers):
+            worker_id = next(self.worker_cycle)
+            if worker_id not in self.ended:
+                break
+        else:
+            self.exhausted = True
             return
         try:
             indices = next(self.sampler_iter)
         except StopIteration:
             self.exhausted = True
             return
-        self.index_queues[next(self.worker_cycle)].put((self.send_idx, indices))
+        self.index_queues[worker_id].put((self.send_idx, indices))
+        self.task_worker[self.send_idx] = worker_id
         self.send_idx += 1
 
     def _receive(self) -> tuple[int, Any]:
@@ -303,19 +349,30 @@ class _MultiProcessIter(_BaseIter):
             return idx, data
 
     def __next__(self) -> Any:
-        if self.exhausted and self.rcvd_idx == self.send_idx:
-            if not self.loader.persistent_workers:
-                self.shutdown()
-            raise StopIteration
-        if self.shut:
-            raise RuntimeError("this DataLoader iterator was shut down; start a new one with iter(loader)")
+        while True:
+            if self.exhausted and self.rcvd_idx == self.send_idx:
+                if not self.loader.persistent_workers:
+                    self.shutdown()
+                raise StopIteration
+            if self.shut:
+                raise RuntimeError("this DataLoader iterator was shut down; start a new one with iter(loader)")
+            batch = self._next_batch()
+            if batch is not _STREAM_ENDED:
+                return self._pinned(batch)
+
+    def _next_batch(self) -> Any:
+        """Batch ``rcvd_idx``, or ``_STREAM_ENDED`` when its worker's stream had ended (that worker
+        gets no more tasks)."""
+        worker_id = self.task_worker.pop(self.rcvd_idx)
         try:
-            batch = next_in_order(self.rcvd_idx, self.reorder, self._receive)
+            return next_in_order(self.rcvd_idx, self.reorder, self._receive)
+        except It.IterationEnd:
+            self.ended.add(worker_id)
+            return _STREAM_ENDED
         finally:
             # Even when the batch was a worker's error: it is used up, and the next one is due.
             self.rcvd_idx += 1
             self._try_put_index()
-        return self._pinned(batch)
 
     def shutdown(self, wait: bool = True) -> None:
         """Tell every worker to stop, wait a little (``wait``), then terminate what is left."""

@@ -23,6 +23,8 @@ from torch.utils.data._utils import worker as torch_worker
 
 from minikernel.course.exercise import exercise
 
+from .iterable import IterableFetcher
+
 _worker_info: Any = None  #: set in a worker process (``worker_main``)
 
 
@@ -94,7 +96,8 @@ def worker_main(dataset: Any, index_queue: Any, data_queue: Any, collate_fn: Cal
     random.seed(seed)
     torch.manual_seed(seed)
     global _worker_info
-    _worker_info = torch_worker.WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
+    own = dataset.dataset if isinstance(dataset, IterableFetcher) else dataset  # the user's copy, not our fetcher
+    _worker_info = torch_worker.WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=own)
     torch_worker._worker_info = _worker_info  # datasets that ask torch.utils.data.get_worker_info() see it too
     try:
         if worker_init_fn is not None:
