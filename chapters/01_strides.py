@@ -626,6 +626,121 @@ back_img = Image.fromarray(torch.clamp(as_tensor * 255, 0, 255).round().byte().p
 print("round trip exact:", torch.equal(torch.from_numpy(np.array(back_img)), pixels))
 
 # %% [markdown]
+# ## 8. What the header holds: `TensorImpl`, and the autograd part
+#
+# In PyTorch the header is a C++ object, `c10::TensorImpl` (ezyang's notes: a fixed
+# layout, the fields every tensor has first, then whatever a subclass adds). The wheel
+# installs its C++ headers under `torch/include`, so its data members can be read from
+# the very version that runs here (`minikernel/torch_source.py` reads them):
+
+# %%
+from minikernel import tensor_header, torch_source
+
+members = torch_source.data_members("c10/core/TensorImpl.h", "TensorImpl")
+print(len(members), "data members in TensorImpl; the first ten:", members[:10])
+print("then one-bit flags such as", members[10], "and last", members[-1])
+print("a subclass adds its own: SparseTensorImpl", torch_source.data_members("ATen/SparseTensorImpl.h", "SparseTensorImpl"))
+
+# %% [markdown]
+# Each member answers a Python call: `sizes_and_strides_` is `size()` and `stride()`,
+# `storage_offset_` is `storage_offset()`, `data_type_` is `dtype`, `device_opt_` is
+# `device`, `storage_` is `untyped_storage()`, `version_counter_` is `_version` (shared
+# by the views of one storage: a write through any of them bumps it for all). There is
+# no layout member: `TensorImpl::layout()` derives `t.layout` from the dispatch keys
+# in `key_set_` (a sparse tensor has the `SparseCPU` key). And `autograd_meta_` holds
+# `requires_grad`, `grad_fn`, `grad` and, for a view, `_base`. minikernel's `Tensor`
+# keeps the same fields as attributes; `tensor_header.header` asks either kind of
+# tensor the same Python calls:
+
+# %%
+base = torch.arange(12.0).reshape(3, 4).clone()   # its own storage
+view = base.t()
+base.fill_(0.0)   # one write through the base: the view's version moves too
+print(tensor_header.header(view, base), "| layout:", view.layout)
+sparse = base.to_sparse()
+print("sparse:", sparse.layout, "| its keys:", torch._C._dispatch_keys(sparse))
+
+# %% [markdown]
+# The check: the same views made of a minikernel Tensor and of a torch tensor, with one
+# write through the base after the view is made, have the same header — size, strides,
+# offset, dtype, version, which storage, and `grad_fn` (the storage addresses agree too:
+# `from_torch` shares torch's memory, but each side here has its own fresh base).
+
+# %%
+views = {"b.t()": lambda b: b.t(), "b[1:, ::2]": lambda b: b[1:, ::2], "b.view(2, 6)": lambda b: b.view(2, 6),
+         "b[:, 1]": lambda b: b[:, 1], "b[1].expand(2, 4)": lambda b: b[1].expand(2, 4),
+         "b.permute(1, 0)[2:]": lambda b: b.permute(1, 0)[2:]}
+
+
+def view_after_write(b, name):
+    v = views[name](b)
+    b.fill_(1.0)
+    return tensor_header.summary(v, b)
+
+
+agree(lambda name: view_after_write(mk.Tensor.from_torch(torch.zeros(3, 4)), name),
+      lambda name: view_after_write(torch.zeros(3, 4), name), [(name,) for name in views])
+
+# %% [markdown]
+# **The autograd part.** Before PyTorch 0.4 a tensor that took part in autograd was
+# wrapped in a separate `Variable` object holding `grad`, `grad_fn` and
+# `requires_grad`. 0.4 merged the two: there is one `Tensor` class, and the autograd
+# fields live in an `AutogradMeta` that `TensorImpl::autograd_meta_` points to. It is
+# created lazily: `TensorImpl.h` says the pointer may be null, which means the same as
+# default values, so a tensor that never needed autograd carries none. A view records
+# its base in a subclass, `DifferentiableViewMeta`. Their members, from the wheel:
+
+# %%
+print("AutogradMeta:", torch_source.data_members("torch/csrc/autograd/variable.h", "AutogradMeta"))
+print("DifferentiableViewMeta adds:", torch_source.data_members("torch/csrc/autograd/variable.h", "DifferentiableViewMeta"))
+
+# %% [markdown]
+# What a plain tensor reports is those defaults. A leaf that requires grad and the
+# result of an operation on it fill them in. An *inference tensor* (made under
+# `torch.inference_mode()`) has no autograd part at all, not even for a view, so its
+# view does not know its base. And `torch.autograd.Variable` survives only as a name:
+# calling it returns a plain `Tensor` over the same memory, and every tensor passes
+# `isinstance(t, Variable)`.
+
+# %%
+from torch.autograd import Variable  # noqa: E402
+
+plain = torch.ones(4)
+print("plain:  requires_grad", plain.requires_grad, "| grad_fn", plain.grad_fn, "| grad", plain.grad,
+      "| is_leaf", plain.is_leaf, "| _base", plain._base)
+leaf = torch.ones(4, requires_grad=True)
+out = leaf * 2
+print("leaf:   requires_grad", leaf.requires_grad, "| is_leaf", leaf.is_leaf,
+      "|| leaf * 2: grad_fn", out.grad_fn.name(), "| is_leaf", out.is_leaf)
+print("view of plain: _base is plain:", plain[1:]._base is plain)
+with torch.inference_mode():
+    frozen = torch.ones(4)
+    frozen_view = frozen[1:]
+print("inference tensor's view: _base", frozen_view._base, "| is_inference", frozen_view.is_inference())
+wrapped = Variable(plain)
+print("Variable(plain): type", type(wrapped).__name__, "| is torch.Tensor:", type(wrapped) is torch.Tensor,
+      "| same memory:", wrapped.data_ptr() == plain.data_ptr(), "| isinstance(plain, Variable):",
+      isinstance(plain, Variable))
+
+# %% [markdown]
+# minikernel does not make the part lazy: every `Tensor` carries its autograd
+# attributes from the start (`_init_autograd` in `minikernel/tensor_autograd.py`);
+# there is no pointer to save. What they report agrees with torch:
+
+# %%
+autograd_views = {"plain": lambda b: b, "leaf": lambda b: b.requires_grad_(),
+                  "leaf.t()": lambda b: b.requires_grad_().t(), "leaf.detach()": lambda b: b.requires_grad_().detach()}
+
+
+def autograd_case(b, name):
+    h = tensor_header.header(autograd_views[name](b), b)
+    return h["requires_grad"], h["grad_fn"], h["is_leaf"], h["_base"]
+
+
+agree(lambda name: autograd_case(mk.Tensor.from_torch(torch.ones(2, 3)), name),
+      lambda name: autograd_case(torch.ones(2, 3), name), [(name,) for name in autograd_views])
+
+# %% [markdown]
 # ## Grade chapter 01
 #
 # Runs the tests of every exercise 1.x against PyTorch (hypothesis tries shapes with
