@@ -77,6 +77,17 @@ def test_lambda_lrs_multiplies_the_base_lr_not_the_current_one():
 
 
 @pytest.mark.exercise("8.4")
+@pytest.mark.parametrize("container", [list, tuple])
+def test_lr_lambdas_is_a_new_list_like_torchs(container):
+    """torch keeps its own list: editing the caller's list later changes neither scheduler."""
+    given_lambdas = container([LAMBDAS[0], LAMBDAS[1]])
+    theirs = torch.optim.lr_scheduler.LambdaLR(_torch_optimizer([0.1, 0.2]), given_lambdas).lr_lambdas
+    mine = mk_sched.LambdaLR(_torch_optimizer([0.1, 0.2]), given_lambdas).lr_lambdas
+    assert type(mine) is type(theirs) and (mine is given_lambdas) == (theirs is given_lambdas)
+    assert mine == theirs
+
+
+@pytest.mark.exercise("8.4")
 def test_lambda_lr_state_dict_keeps_callable_objects_state_like_torch():
     class Warmup:
         def __init__(self):

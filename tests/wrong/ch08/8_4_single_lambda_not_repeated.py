@@ -1,0 +1,17 @@
+"""A single lambda becomes a one-element list whatever the number of groups."""
+from __future__ import annotations
+
+from typing import Sequence, Union
+
+from minikernel.optim.lr_scheduler import LrLambda
+
+EXERCISE = "8.4"
+
+
+def expand_lr_lambdas(lr_lambda: Union[LrLambda, Sequence[LrLambda]], num_groups: int) -> list[LrLambda]:
+    if not isinstance(lr_lambda, (list, tuple)):
+        return [lr_lambda]
+    if len(lr_lambda) != num_groups:
+        raise ValueError(f"Expected {num_groups} lr_lambdas, but got {len(lr_lambda)}")
+    return list(lr_lambda)
+
