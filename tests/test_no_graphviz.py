@@ -1,14 +1,15 @@
-"""Chapter 03's graph pictures without graphviz: a one-line note, never a traceback.
+"""Chapter 03's graph pictures without graphviz, for a graph the course did not store:
+a one-line note, never a traceback (tests/test_stored_figures.py: the stored ones).
 
 ``PATH`` is pointed at an empty folder, so neither ``shutil.which("dot")`` nor the
-graphviz package (which hiddenlayer draws through) finds ``dot``.
+graphviz package finds ``dot``; the stored drawings are pointed at an empty folder.
 """
 from __future__ import annotations
 
 import pytest
 import torch
 
-from widgets import graph_picture, graph_render, hiddenlayer_compat
+from widgets import graph_picture, graph_render, hiddenlayer_compat, stored_figures
 from widgets.static_view import Note
 
 INSTALL = "install graphviz"
@@ -16,7 +17,10 @@ INSTALL = "install graphviz"
 
 @pytest.fixture
 def no_dot(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "figures").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setattr(stored_figures, "FIGURES", tmp_path / "figures")
     assert graph_render.shutil.which("dot") is None
 
 

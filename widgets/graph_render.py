@@ -25,13 +25,15 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import torch
 
 from minikernel.autograd.function import BackwardNode as MkBackwardNode
 from minikernel.autograd.graph import Node as MkNode
 from minikernel.tensor import Tensor as MkTensor
+
+from . import stored_figures
 
 MAX_NODES = 200  #: the largest graph drawn (dot takes seconds past a few hundred nodes)
 AnyTensor = Union[torch.Tensor, MkTensor]
@@ -234,6 +236,12 @@ DOT_MISSING = ("graphviz's `dot` is not on PATH, so this picture is not drawn: i
                "or `python3 tools/bootstrap.py --system`) and run the cell again")
 
 
+#: The one line shown above a stored drawing (chapters/figures/) when graphviz is missing.
+STORED_NOTE = ("graphviz's `dot` is not on PATH, so this is the picture stored with the course (drawn with the "
+               "references on): to draw your own, install graphviz (`sudo apt install graphviz`, "
+               "`brew install graphviz` or `conda install graphviz`) and run the cell again")
+
+
 class GraphvizMissing(RuntimeError):
     """graphviz's ``dot`` is not on PATH (the message says how to install it)."""
 
@@ -261,14 +269,38 @@ def note_html(text: str = DOT_MISSING) -> str:
             f'border-left:3px solid #f0ad4e;background:#fff8e6">{html.escape(text)}</div>')
 
 
-def run_dot(source: str, fmt: str = "svg") -> str:
-    """``dot -T{fmt}`` on ``source``; GraphvizMissing if graphviz is missing, RuntimeError if dot fails."""
+def run_dot(source: str, fmt: str = "svg", record: bool = True) -> str:
+    """``dot -T{fmt}`` on ``source``; GraphvizMissing if graphviz is missing, RuntimeError if dot fails.
+
+    Inside ``stored_figures.answering()`` a missing ``dot`` is answered with the stored SVG
+    of ``source`` when there is one. While recording (``MINIKERNEL_RECORD_FIGURES``), each
+    SVG drawn is stored, unless ``record`` is False.
+    """
+    if shutil.which("dot") is None and fmt == "svg" and stored_figures.is_answering():
+        stored = stored_figures.lookup(source)
+        if stored is not None:
+            return stored
     exe = dot_executable()
     done = subprocess.run([exe, f"-T{fmt}"], input=source, capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         raise RuntimeError(f"dot failed (exit {done.returncode}): {done.stderr.strip()}")
     out = done.stdout
-    return out[out.index("<svg"):] if fmt == "svg" and "<svg" in out else out  # no XML prologue inline
+    if fmt != "svg":
+        return out
+    svg = out[out.index("<svg"):] if "<svg" in out else out  # no XML prologue inline
+    if record:
+        stored_figures.record(source, svg)
+    return svg
+
+
+def stored_or_note(draw: Callable[[], str]) -> str:
+    """For a cell whose ``draw()`` found no ``dot``: the stored note and ``draw()`` answered from
+    the stored drawings; the plain note (``DOT_MISSING``) if one of them is not stored."""
+    try:
+        with stored_figures.answering():
+            return note_html(STORED_NOTE) + draw()
+    except missing_graphviz_errors():
+        return note_html()
 
 
 def _annotate(svg: str, graph: GraphInfo, active: Optional[str], done: set, prefix: str) -> str:
@@ -303,7 +335,20 @@ def render_svg(graph: GraphInfo, active: Optional[str] = None, done: Iterable[st
                prefix: str = "g") -> str:
     """SVG of a described graph, with ``active``/``done`` nodes coloured (see ``to_dot``)."""
     done = set(done)
-    return _annotate(run_dot(to_dot(graph, active, done, title, prefix)), graph, active, done, prefix)
+    if stored_figures.recording():  # the uncoloured drawing, which stored_graph_svg looks up
+        run_dot(to_dot(graph, title=title))
+    svg = run_dot(to_dot(graph, active, done, title, prefix), record=not (active or done))
+    return _annotate(svg, graph, active, done, prefix)
+
+
+def stored_graph_svg(graph: GraphInfo, title: str = "", prefix: str = "g") -> Optional[str]:
+    """The stored drawing of a described graph (uncoloured: ``render_svg`` with no ``active``
+    or ``done``), its element ids made ``{prefix}_...``; None if it is not stored."""
+    svg = stored_figures.lookup(to_dot(graph, title=title))
+    if svg is None:
+        return None
+    svg = re.sub(r'id="g_((?:n|e)\d+)"', lambda m: f'id="{prefix}_{m.group(1)}"', svg)
+    return _annotate(svg, graph, None, set(), prefix)
 
 
 def graph_svg(root: Any, params: Optional[Params] = None, active: Optional[str] = None,

@@ -27,7 +27,7 @@ import torch
 from minikernel.course.exercise import finish_message, stub_exercise_id
 from minikernel.tensor import Tensor as MkTensor
 
-from .graph_render import GraphInfo, Params, describe, render_svg
+from .graph_render import STORED_NOTE, GraphInfo, GraphvizMissing, Params, describe, render_svg, stored_graph_svg
 from .graph_steps import Step, grad_text, grads_match, minikernel_steps, record_steps, torch_steps
 from .static_view import StaticView
 
@@ -82,7 +82,10 @@ def pane_html(graph: GraphInfo, steps: Optional[Sequence[Step]], current: int, t
         active, done = steps[current].uid, [s.uid for s in steps[:current]]
     try:
         svg = render_svg(graph, active, done, prefix=prefix)
-    except RuntimeError as exc:  # no graphviz: say so instead of a traceback
+    except GraphvizMissing as exc:  # no graphviz: the stored drawing (uncoloured), or say so
+        stored = stored_graph_svg(graph, prefix=prefix)
+        svg = message_html(str(exc)) if stored is None else message_html(STORED_NOTE, "warn") + stored
+    except RuntimeError as exc:  # dot failed: say so instead of a traceback
         svg = message_html(str(exc))
     notes = "".join(message_html(text, kind) for kind, text in messages)
     return (f'<div class="mk-graph" data-side="{graph.side}" data-step="{current}" data-active="{active or ""}"'

@@ -26,7 +26,7 @@ from typing import Any, Iterator, Optional
 
 from torch import nn
 
-from .graph_render import run_dot
+from .graph_render import graph_svg, missing_graphviz_errors, run_dot, stored_or_note
 from .hiddenlayer_import import FUNCTION_OPS, MODULE_OPS, import_graph
 
 # ------------------------------------------------------------------ rendering
@@ -152,8 +152,7 @@ def build_graph(model: nn.Module, args, transforms="default", framework_transfor
 def hl_svg(graph) -> str:
     """The SVG of a ``hiddenlayer.Graph`` (its own theme and layout)."""
     install()
-    svg = graph.build_dot().pipe(format="svg", encoding="utf-8")  # the shim and graphviz 0.21 both have pipe
-    return svg[svg.index("<svg"):] if "<svg" in svg else svg
+    return run_dot(graph.build_dot().source, "svg")  # the shim's and graphviz 0.21's Digraph both have source
 
 
 def torchviz_available() -> bool:
@@ -188,14 +187,13 @@ def make_dot_svg(out, params: Optional[dict] = None) -> str:
 def autograd_compare_html(out, params: Optional[dict] = None) -> str:
     """torchviz's drawing of ``out``'s autograd graph beside ``widgets.graph_svg``'s, as one HTML block.
 
-    Without graphviz's ``dot``: a one-line note saying how to install it.
+    Without graphviz's ``dot``: the course's stored drawings under a one-line note
+    (``graph_render.stored_or_note``), or the note alone for a graph it did not store.
     """
-    from .graph_render import graph_svg, missing_graphviz_errors, note_html
-
     try:
         return _autograd_compare_html(out, params, graph_svg)
     except missing_graphviz_errors():
-        return note_html()
+        return stored_or_note(lambda: _autograd_compare_html(out, params, graph_svg))
 
 
 def _autograd_compare_html(out, params: Optional[dict], graph_svg) -> str:
@@ -212,14 +210,12 @@ def compare_html(model: nn.Module, args, transforms="default") -> str:
     ``graph_svg`` (the same backward graph, drawn by this package) with a note
     saying so. Returns ``<div class="mk-hl-compare">`` holding two
     ``<div data-view="hiddenlayer|torchviz|graph_svg">`` panes. Without graphviz's
-    ``dot``: a one-line note saying how to install it.
+    ``dot``: the stored drawings under a one-line note, or the note alone (see above).
     """
-    from .graph_render import graph_svg, missing_graphviz_errors, note_html
-
     try:
         return _compare_html(model, args, transforms, graph_svg)
     except missing_graphviz_errors():
-        return note_html()
+        return stored_or_note(lambda: _compare_html(model, args, transforms, graph_svg))
 
 
 def _compare_html(model: nn.Module, args, transforms, graph_svg) -> str:

@@ -10,7 +10,8 @@ trust: each shows the next MIME type it can, and the stock ones are reprs
   and a one-line ``text/plain`` to the widget's MIME bundle. A live kernel still
   draws the widget itself: JupyterLab prefers the widget view's MIME type.
 * :class:`Picture` is an SVG with a PNG of the same drawing beside it (and a
-  line of text): :func:`graph_picture` draws an autograd graph that way.
+  line of text): :func:`graph_picture` draws an autograd graph that way; without
+  graphviz, a :class:`StoredPicture` (the stored drawing under a one-line note).
 """
 from __future__ import annotations
 
@@ -19,7 +20,16 @@ from typing import Any
 
 import ipywidgets as W
 
-from .graph_render import GraphvizMissing, describe, dot_executable, note_html, render_svg, to_dot
+from .graph_render import (
+    STORED_NOTE,
+    GraphvizMissing,
+    describe,
+    dot_executable,
+    note_html,
+    render_svg,
+    stored_graph_svg,
+    to_dot,
+)
 
 #: MIME types every viewer draws without trusting the notebook.
 SAFE_RICH = ("image/png", "image/jpeg", "text/html", "text/markdown")
@@ -81,6 +91,17 @@ class Note:
         return {"text/html": note_html(self.text), "text/plain": self.text}
 
 
+class StoredPicture:
+    """A stored drawing (graphviz missing) under the one-line note that says so, as HTML and text."""
+
+    def __init__(self, svg: str, text: str):
+        self.svg, self.text = svg, text
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        return {"text/html": f'<div class="mk-stored-picture">{note_html(STORED_NOTE)}{self.svg}</div>',
+                "text/plain": f"{STORED_NOTE} {self.text}"}
+
+
 def dot_png(source: str) -> bytes:
     """``dot -Tpng`` on ``source`` (graphviz); GraphvizMissing or RuntimeError naming the fix if it fails."""
     exe = dot_executable()
@@ -91,10 +112,12 @@ def dot_png(source: str) -> bytes:
     return done.stdout
 
 
-def graph_picture(root: Any, params: Any = None, title: str = "") -> Picture | Note:
+def graph_picture(root: Any, params: Any = None, title: str = "") -> Picture | StoredPicture | Note:
     """The backward graph behind ``root`` (see ``graph_svg``) as SVG and PNG.
 
-    Without graphviz, a :class:`Note` saying how to install it, and which nodes the graph has.
+    Without graphviz, the course's stored drawing of the same graph under a one-line note
+    (:class:`StoredPicture`, chapters/figures/); for a graph the course did not store, a
+    :class:`Note` saying how to install graphviz, and which nodes the graph has.
     """
     graph = describe(root, params)
     names = [n.name for n in graph.nodes]
@@ -103,5 +126,6 @@ def graph_picture(root: Any, params: Any = None, title: str = "") -> Picture | N
         svg = render_svg(graph, None, set(), title, "g")
         png = dot_png(to_dot(graph, None, set(), title, "g"))
     except GraphvizMissing as exc:
-        return Note(f"{exc} {text}")
+        stored = stored_graph_svg(graph, title)
+        return Note(f"{exc} {text}") if stored is None else StoredPicture(stored, text)
     return Picture(svg, png, text)
