@@ -741,6 +741,9 @@ print("yours:", verdicts, "| same verdicts as torch:", verdicts == torch_verdict
 # ones that ran turn green, and the table shows the gradient arriving at each node.
 # (The viewer runs backward once on each graph and restores the leaves' `.grad`.
 # minikernel's side needs your exercises 3.1 and 3.3; it says so until then.)
+# The pictures are drawn by graphviz's `dot`. Without it (`make lab` does not install
+# it) each picture cell shows the drawing stored with the course (`chapters/figures/`,
+# uncoloured) under one line that says how to install graphviz and draw your own.
 
 # %% tags=["nbval-ignore-output"]
 from widgets import GraphViewer, graph_picture
@@ -764,10 +767,10 @@ graph_picture(torch.mean(torch.pow(Y_hat - Y, 2)), params={"w": w, "b": b})
 
 # %% [markdown]
 # The notes draw the same graph with torchviz's `make_dot(y, params=...)`, which
-# writes a graphviz file and renders it with `dot` (installed with the course; no
-# network needed). Below, its drawing on the left beside `graph_svg`'s on the
-# right: the same nodes (blue: the named parameters, grey: backward nodes,
-# `AccumulateGrad` above each leaf); torchviz omits the saved tensors.
+# writes a graphviz file and renders it with `dot` (no network needed). Below, its
+# drawing on the left beside `graph_svg`'s on the right: the same nodes (blue: the
+# named parameters, grey: backward nodes, `AccumulateGrad` above each leaf);
+# torchviz omits the saved tensors.
 # (`widgets.hiddenlayer_compat.make_dot_svg` only renames torchviz's node ids,
 # which are memory addresses, so the picture is the same every run.)
 
