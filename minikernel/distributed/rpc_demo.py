@@ -22,15 +22,19 @@ clash; ``rpc_timeout`` bounds every call. Run each function in the two ranks of
 from __future__ import annotations
 
 import os
+import warnings
 
 import torch
 import torch.distributed as dist
 import torch.distributed.autograd as dist_autograd
 import torch.distributed.rpc as rpc
 from torch import nn
-from torch.distributed.optim import DistributedOptimizer
 
 from .ddp import ToyModel, toy_batches
+
+with warnings.catch_warnings():  # torch.distributed.optim scripts torch's own optimizers at import,
+    warnings.simplefilter("ignore", DeprecationWarning)  # and torch.jit.script now warns that it is deprecated
+    from torch.distributed.optim import DistributedOptimizer
 
 NAMES = ("trainer", "ps")
 RPC_TIMEOUT_S = 10.0
