@@ -19,6 +19,7 @@ import re
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence
 
+from . import grad_mode, reentrant
 from .grad_mode import engine_running
 
 if TYPE_CHECKING:
@@ -110,7 +111,8 @@ class SavedTensor:
         return out
 
 
-_SAVED_HOOKS = threading.local()
+_SAVED_HOOKS = reentrant.carry(threading.local())
+reentrant.carry(grad_mode._local)
 
 
 class saved_tensors_hooks:  # noqa: N801 - torch's name
@@ -194,7 +196,20 @@ class Node:
     # The engine calls this; subclasses implement ``apply``.
     def __call__(self, grad_outputs: Grads, keep_graph: bool) -> Grads:
         """Run hooks around ``apply``: tensor hooks, retain_grad, pre-hooks, apply, post-hooks,
-        then free what was saved unless ``keep_graph`` (``retain_graph=True``)."""
+        then free what was saved unless ``keep_graph`` (``retain_graph=True``).
+
+        Called from inside another node's backward (reentrant backward) deeper than the
+        thread's stack allows, it runs on a fresh thread, as torch's engine does (``reentrant.py``)."""
+        depth = reentrant.nesting()
+        if reentrant.needs_fresh_thread(depth):
+            return reentrant.run_on_fresh_thread(self.__call__, grad_outputs, keep_graph)
+        reentrant.set_nesting(depth + 1)
+        try:
+            return self._run(grad_outputs, keep_graph)
+        finally:
+            reentrant.set_nesting(depth)
+
+    def _run(self, grad_outputs: Grads, keep_graph: bool) -> Grads:
         with engine_running():
             grad_outputs = self.call_tensor_hooks(grad_outputs)
             for hook in list(self._pre_hooks.values()):

@@ -17,11 +17,15 @@ The reference bodies are in ``solutions/autograd/engine.py``.
 from __future__ import annotations
 
 import math
+import threading
 from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
+from .._C import reentrant
 from ..course.exercise import exercise
+from ..dispatch import state as dispatch_state
+from ..kernels import launch
 from ..kernels.layout import is_non_overlapping_and_dense
 from .grad_mode import engine_running, is_grad_enabled, set_grad_enabled  # noqa: F401 - for your exercises
 from .graph import Edge, Grads, Node, walk  # noqa: F401 - for your exercises
@@ -31,6 +35,19 @@ if TYPE_CHECKING:
 
 
 # ------------------------------------------------------------------- the engine
+def _carry_thread_state() -> None:
+    """The dispatcher's per-thread key sets and modes, and the kernels' fallback switch, go
+    along when a deep reentrant backward moves to a fresh thread (grad mode and saved-tensor
+    hooks are registered by ``_C.graph``), as torch's engine carries its ThreadLocalState."""
+    for module in (dispatch_state, launch):
+        for value in vars(module).values():
+            if isinstance(value, threading.local):
+                reentrant.carry(value)
+
+
+_carry_thread_state()
+
+
 class InputBuffer:
     """The gradients arriving at one node, one slot per output of its forward;
     several arrivals at one slot are added (``torch/csrc/autograd/input_buffer.cpp``)."""
