@@ -644,8 +644,9 @@ print("a subclass adds its own: SparseTensorImpl", torch_source.data_members("AT
 # %% [markdown]
 # Each member answers a Python call: `sizes_and_strides_` is `size()` and `stride()`,
 # `storage_offset_` is `storage_offset()`, `data_type_` is `dtype`, `device_opt_` is
-# `device`, `storage_` is `untyped_storage()`, `version_counter_` is `_version` (shared
-# by the views of one storage: a write through any of them bumps it for all). There is
+# `device`, `storage_` is `untyped_storage()`, `version_counter_` is `_version` (one
+# counter shared by a tensor and the views made of it: a write through any of them
+# bumps it for all). There is
 # no layout member: `TensorImpl::layout()` derives `t.layout` from the dispatch keys
 # in `key_set_` (a sparse tensor has the `SparseCPU` key). And `autograd_meta_` holds
 # `requires_grad`, `grad_fn`, `grad` and, for a view, `_base`. minikernel's `Tensor`
@@ -662,9 +663,9 @@ print("sparse:", sparse.layout, "| its keys:", torch._C._dispatch_keys(sparse))
 
 # %% [markdown]
 # The check: the same views made of a minikernel Tensor and of a torch tensor, with one
-# write through the base after the view is made, have the same header — size, strides,
-# offset, dtype, version, which storage, and `grad_fn` (the storage addresses agree too:
-# `from_torch` shares torch's memory, but each side here has its own fresh base).
+# write through the base after the view is made, have the same header: size, strides,
+# offset, dtype, version, which storage, and `grad_fn` (each side starts from its own
+# fresh `zeros(3, 4)` base).
 
 # %%
 views = {"b.t()": lambda b: b.t(), "b[1:, ::2]": lambda b: b[1:, ::2], "b.view(2, 6)": lambda b: b.view(2, 6),
@@ -685,14 +686,16 @@ agree(lambda name: view_after_write(mk.Tensor.from_torch(torch.zeros(3, 4)), nam
 # **The autograd part.** Before PyTorch 0.4 a tensor that took part in autograd was
 # wrapped in a separate `Variable` object holding `grad`, `grad_fn` and
 # `requires_grad`. 0.4 merged the two: there is one `Tensor` class, and the autograd
-# fields live in an `AutogradMeta` that `TensorImpl::autograd_meta_` points to. It is
-# created lazily: `TensorImpl.h` says the pointer may be null, which means the same as
-# default values, so a tensor that never needed autograd carries none. A view records
-# its base in a subclass, `DifferentiableViewMeta`. Their members, from the wheel:
+# fields live in an `AutogradMeta` that `TensorImpl::autograd_meta_` points to, and it
+# is optional: the pointer may be null, which reads as all defaults (the comment in
+# `TensorImpl.h`, printed below). A view records its base in a subclass,
+# `DifferentiableViewMeta`. Their members, from the wheel:
 
 # %%
 print("AutogradMeta:", torch_source.data_members("torch/csrc/autograd/variable.h", "AutogradMeta"))
 print("DifferentiableViewMeta adds:", torch_source.data_members("torch/csrc/autograd/variable.h", "DifferentiableViewMeta"))
+print(*torch_source.header_lines("c10/core/TensorImpl.h", r"autograd_meta_ can be nullptr|AutogradMeta; intuitively|field set to null"),
+      sep="\n")
 
 # %% [markdown]
 # What a plain tensor reports is those defaults. A leaf that requires grad and the

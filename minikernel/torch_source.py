@@ -31,7 +31,7 @@ ORIGINS = (
     ("torch/csrc/", "hand-written in torch/csrc/ (tracing, distributed, inductor)"),
     ("aten/src/TH", "the legacy TH/THC libraries (aten/src/TH*/)"),
 )
-PYTHON_ORIGIN = "Python (torch/*.py: meta functions, decompositions)"
+PYTHON_ORIGIN = "Python (torch/*.py: meta functions, custom ops, primitives)"
 OTHER_ORIGIN = "elsewhere"
 
 

@@ -101,3 +101,9 @@ def test_autograd_fields_agree_with_torch(name):
         h = tensor_header.header(AUTOGRAD_VIEWS[name](base), base)
         sides.append((h["requires_grad"], h["grad_fn"], h["is_leaf"], h["_base"]))
     assert sides[0] == sides[1]
+
+
+def test_tensorimpl_says_autograd_meta_may_be_null():
+    lines = torch_source.header_lines("c10/core/TensorImpl.h", r"autograd_meta_ can be nullptr|field set to null")
+    assert len(lines) == 2 and "std::unique_ptr<c10::AutogradMetaInterface> autograd_meta_" in "\n".join(
+        torch_source.header_lines("c10/core/TensorImpl.h", r"autograd_meta_ = nullptr;"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 import pytest
 import torch
@@ -64,3 +65,14 @@ def test_the_builds_divide_with_their_width():
     assert index_width.instruction_counts(32)["64-bit divisions"] == 0
     assert index_width.instruction_counts(32)["32-bit divisions"] > 0
     assert index_width.instruction_counts(64)["64-bit divisions"] > 0
+
+
+def test_numba_widens_int32_arithmetic_to_64_bits():
+    """The chapter's reason for the intrinsics: numba divides two int32 values in 64 bits."""
+    @numba.njit
+    def divide(a, b):
+        return a // b
+
+    assert divide(np.int32(7), np.int32(2)) == 3
+    ir = divide.inspect_llvm(divide.signatures[0])
+    assert "sdiv i64" in ir and "sdiv i32" not in ir
