@@ -69,6 +69,7 @@ def chapter_without_dot(tmp_path_factory):
 
 
 @pytest.mark.own_mode
+@pytest.mark.xdist_group("chapter_03_without_dot")  # one worker runs the chapter once for all four
 @pytest.mark.parametrize("call", list(PICTURE_CELLS))
 def test_chapter_03_without_dot_shows_the_stored_pictures_and_the_note(chapter_without_dot, call):
     cells = [c for c in chapter_without_dot if call in c.source]
