@@ -23,7 +23,7 @@ timed = @start=$$(date +%s); $(2); rc=$$?; took=$$(( $$(date +%s) - start )); \
 # The test layers run in order even under `make -j`.
 .NOTPARALLEL:
 .PHONY: lab update setup dashboard test test-setup test-solutions test-student test-notebooks \
-        test-browser test-smoke test-browser-and-smoke test-corpus stress grade bench notebooks fuzz lock clean
+        test-browser test-smoke test-browser-and-smoke test-corpus stress grade bench figures notebooks fuzz lock clean
 
 ## lab: set up (first time only) and start JupyterLab on your copies in my-notebooks/ (and visdom beside it)
 lab: setup
@@ -108,6 +108,10 @@ stress:
 ## grade: grade your exercises, e.g. make grade ARGS="1.2 --json"
 grade: setup
 	$(PY) -m minikernel grade $(ARGS)
+
+## figures: redraw chapter 03's stored pictures (chapters/figures/) with graphviz's dot
+figures: setup
+	$(PY) -m widgets.stored_figures_build $(ARGS)
 
 ## bench: time the reference kernels against PyTorch
 bench: setup
