@@ -684,6 +684,122 @@ print(f"matmul 512³: {2 * 512**3 / mm_s / 1e9:6.2f} GFLOP/s")
 torch.set_num_threads(threads)
 
 # %% [markdown]
+# ## Where PyTorch's kernels come from, and what became of TH
+#
+# ezyang's notes walk the source tree: `torch/` (the Python package), `torch/csrc/`
+# (the C++ behind `torch._C`: bindings, the autograd engine), `aten/src/ATen/native/`
+# (the operators' kernels), `c10/` (the core: `TensorImpl`, the dispatcher), and two
+# legacy C libraries, `TH` and `THC` (CPU and CUDA), whose kernels were being ported
+# to ATen (C-style code with manual reference counts, one `generic/` file instantiated
+# per dtype by the preprocessor). Chapter 09 §5 has the tree as a table. The installed
+# torch says where each of its kernels was registered from: `torch._C._dispatch_dump`
+# names the file of every kernel of an operator, and `minikernel/torch_source.py`
+# groups them, for every operator the dispatcher knows:
+
+# %%
+from minikernel import torch_source
+
+origins = torch_source.registration_origins()
+print(len(torch._C._dispatch_get_all_op_names()), "operators,", sum(origins.values()), "kernel registrations:")
+for origin, count in origins.most_common():
+    print(f"{count:7}  {origin}")
+print("what is left of TH/THC:", torch_source.legacy_th_names())
+
+# %% [markdown]
+# The generated `Register*.cpp` files are made from `native_functions.yaml`: most of
+# their kernels wrap one written by hand in `aten/src/ATen/native/` (the entry's
+# `dispatch:` names it; `add`'s CPU kernel is the structured `add.out` on
+# `TensorIterator`), so the first line is the bulk of ATen's native kernels; the line
+# for `aten/src/ATen/native/` counts only the kernels registered there by hand. The
+# autograd kernels are generated from `derivatives.yaml`; the Python ones are meta
+# functions (`torch/_meta_registrations.py`: shapes and dtypes without data), custom
+# ops and primitives. No kernel comes from a TH file, `torch._C` has no name with
+# `TH` in it, and the wheel ships no `TH`/`THC` headers: the port the notes describe is
+# finished, and the libraries are gone.
+#
+# ## 32-bit or 64-bit index arithmetic
+#
+# A kernel reads strided memory through an **accessor**: `t.accessor<float, 2>()` on
+# the CPU (`TensorAccessor`), and on the GPU a `PackedTensorAccessor`, which copies
+# sizes and strides into the kernel's arguments. Their last template argument is the
+# integer type of the index arithmetic: 64 bits unless you ask (the notes warn that this
+# default is much slower than 32 bits in CUDA kernels), and PyTorch names both widths. CUDA kernels
+# ask `canUse32BitIndexMath` and take 32 bits when the tensor allows it; `TensorIterator`
+# splits a bigger problem into pieces that do (`with_32bit_indexing`), and its GPU
+# `OffsetCalculator` defaults to `uint32_t`, dividing by the sizes with a
+# multiply-and-shift (`IntDivider`) that exists only for 32 bits. From the wheel's headers:
+
+# %%
+print("ATen/core/TensorAccessor.h:", *torch_source.header_lines("ATen/core/TensorAccessor.h", r"^using TensorAccessor =", 1),
+      sep="\n    ")
+for header, pattern in [("ATen/core/TensorAccessor.h", r"^using PackedTensorAccessor(32|64)"),
+                        ("ATen/native/CanUse32BitIndexMath.h", r"canUse32BitIndexMath"),
+                        ("ATen/TensorIterator.h", r"(can_use|with)_32bit_indexing\(\) const"),
+                        ("ATen/cuda/detail/OffsetCalculator.cuh", r"^template <int NARGS, typename index_t = uint32_t, bool"),
+                        ("ATen/cuda/detail/IntegerDivider.cuh", r"WARNING: The fast divider")]:
+    print(f"{header}:", *torch_source.header_lines(header, pattern), sep="\n    ")
+
+# %% [markdown]
+# What does the width cost? `minikernel/kernels/index_width.py` compiles one kernel
+# twice: a strided gather (`out[i] = storage[position(i)]`, the copy behind
+# `contiguous()`), which splits each linear index into a multi-index by dividing by the
+# sizes and then multiplies by the strides — the arithmetic of exercises 1.2 and 2.1.
+# One build does it in 64-bit integers (numba's own: it widens every integer
+# operation to 64 bits, even on `int32` inputs), the other with 32-bit instructions
+# emitted directly. Both must give torch's answer, and the 32-bit one must refuse a
+# view whose positions do not fit:
+
+# %%
+from minikernel.kernels import index_width
+
+source = torch.arange(60, dtype=torch.float32)
+for shape, strides, offset in [((3, 4), (1, 5), 2), ((2, 3, 4), (1, 8, 2), 0), ((4, 0), (1, 4), 0), ((), (), 7)]:
+    expected = torch.as_strided(source, shape, strides, offset).contiguous().numpy()
+    print(f"{str(shape):10} strides {str(strides):10} offset {offset}: same as torch:",
+          all(np.array_equal(index_width.run(w, source.numpy(), shape, strides, offset), expected) for w in (32, 64)))
+print("fits 32 bits: 2**31 - 1 elements", index_width.fits_int32((2**31 - 1,), (1,)),
+      "| 2**31 elements", index_width.fits_int32((2**31,), (1,)),
+      "| 2 x 2**30 at stride 2**30 + 1", index_width.fits_int32((2, 2**30), (2**30 + 1, 1)))
+try:
+    index_width.run(32, source.numpy(), (2**31,), (1,))
+except ValueError as err:
+    print("ValueError:", err)
+
+# %% [markdown]
+# Timed on a transposed 1024 × 1024 float32 view (two divisions and two
+# multiply-adds per element), one thread, median of 15 after a warm-up; beside the
+# times, the integer divisions in each build's compiled code (LLVM IR). The output is
+# not compared by the notebook checks: timings and the compiled code depend on the CPU.
+
+# %% tags=["nbval-ignore-output"]
+n = 1024
+grid = np.random.default_rng(0).random(n * n, dtype=np.float32)
+buffer = np.empty(n * n, dtype=np.float32)
+ms = {w: median_ms(lambda w=w: index_width.run(w, grid, (n, n), (1, n), 0, out=buffer), warmup=2, repeat=15)
+      for w in (32, 64)}
+for w in (32, 64):
+    print(f"{w}-bit indices: {ms[w]:7.2f} ms  {1e6 * ms[w] / (n * n):5.2f} ns per element  "
+          f"divisions in the code: {index_width.instruction_counts(w)}")
+print(f"64-bit / 32-bit time: {ms[64] / ms[32]:.2f}")
+
+# %% [markdown]
+# On the CPU this section was written on (an AMD EPYC, one thread), the 64-bit build
+# took between 1.3 and 2.1 times as long as the 32-bit one over seven runs of this
+# measurement on a shared, busy machine (the ratio moved with the load). Of the
+# instructions involved, only the divide depends on the width: x86-64 multiplies and
+# adds 64-bit integers as fast as 32-bit ones, but its 64-bit divide is slower (stated:
+# instruction latency tables such as Agner Fog's). LLVM knows this: the 64-bit build
+# above holds 32-bit divisions too, behind a run-time test that both operands fit in 32
+# bits (the bypass it inserts for CPUs with a slow 64-bit divide), so even the 64-bit
+# build divides in 32 bits here, and pays for the test and the branch around each
+# division (the gap was not broken down further). On an NVIDIA GPU the difference is
+# larger: its integer units are 32 bits wide, so a 64-bit multiply-add takes several
+# instructions and every 64-bit index occupies two registers (fewer threads fit on a
+# multiprocessor), and it has no integer divide instruction at all — the compiler emits
+# a routine, much longer for 64 bits. That is why PyTorch's CUDA code goes to the
+# trouble shown in the headers above. (Stated, not run here: this machine has no GPU.)
+
+# %% [markdown]
 # ## Grade chapter 02
 #
 # Runs the tests of every exercise 2.x against PyTorch: each kernel on raw strided

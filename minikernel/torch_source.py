@@ -125,8 +125,11 @@ def legacy_th_names() -> dict[str, list[str]]:
     return {"torch._C": names, "include": dirs}
 
 
-def header_lines(header: str, pattern: str) -> list[str]:
+def header_lines(header: str, pattern: str, before: int = 0) -> list[str]:
     """The lines of ``header`` (a path under ``include_dir()``) that match the regular
-    expression ``pattern``, stripped."""
+    expression ``pattern``, stripped; with ``before``, each preceded by that many lines
+    above it (a template's parameter list, say)."""
     with open(os.path.join(include_dir(), header)) as fh:
-        return [line.strip() for line in fh if re.search(pattern, line)]
+        lines = [line.strip() for line in fh]
+    return [lines[j] for i, line in enumerate(lines) if re.search(pattern, line)
+            for j in range(max(0, i - before), i + 1)]

@@ -66,3 +66,9 @@ def test_header_lines_name_both_accessor_widths():
     lines = torch_source.header_lines("ATen/core/TensorAccessor.h", r"^using PackedTensorAccessor(32|64)")
     assert len(lines) == 2 and "int32_t" in lines[0] and "int64_t" in lines[1]
     assert torch_source.header_lines("ATen/cuda/detail/OffsetCalculator.cuh", r"typename index_t = uint32_t")
+
+
+def test_tensor_accessor_defaults_to_64_bit_indices():
+    lines = torch_source.header_lines("ATen/core/TensorAccessor.h", r"^using TensorAccessor =", 1)
+    assert len(lines) == 2 and lines[0].endswith("typename index_t = int64_t>")
+    assert lines[1].startswith("using TensorAccessor =") and lines[1].rstrip(";").endswith("index_t>")
