@@ -735,6 +735,78 @@ for rank, result in enumerate(ddp):
           f"{result['same_after_wrap']}; after 5 steps equal to single-process training: {same}")
 
 # %% [markdown]
+# **One process, several devices: no longer.** The notes also show DDP driving several
+# GPUs from each process: `device_ids = range(rank * n, (rank + 1) * n)` (with 8 GPUs
+# and 2 processes, rank 0 on GPUs 0–3 and rank 1 on 4–7), DDP then replicating the
+# module inside the process and scattering the batch like DataParallel. Current DDP
+# refuses that before it looks at any GPU: `device_ids` must be `None` or one device
+# (`torch/nn/parallel/distributed.py`), and `device_ids` are for GPU modules only. One
+# process per device it is. In a group of one process:
+
+# %%
+from minikernel.distributed.toy_mp import ddp_refusals
+
+for call, text in run_ranks(ddp_refusals, 1, timeout=20)[0].items():
+    print(f"{call}\n    -> {text}")
+
+# %% [markdown]
+# ### DataParallel or DDP: bytes and time per step
+#
+# Why does PyTorch recommend DDP even on one machine? Count what each moves between
+# devices in one training step of the same model (4 Linear(256, 256) layers, a batch of
+# 256 rows, 2 devices), on the tensors themselves (`minikernel.distributed.dp_vs_ddp`):
+# DataParallel copies the parameters out and sums their gradients back, and sends the
+# input pieces, the outputs and their gradients, every step, all through device 0; DDP
+# hands each bucket of gradients to allreduce (counted by a communication hook that then
+# runs the default allreduce), and nothing else — each process reads its own inputs and
+# keeps its own outputs.
+
+# %%
+from minikernel.distributed import dp_vs_ddp
+
+n = 2
+dp_bytes = dp_vs_ddp.dp_bytes_per_step(n, 256, 4, 256)
+ddp_bytes = run_ranks(dp_vs_ddp.ddp_bytes_rank, n, 256, 4, 256, timeout=20)
+print(f"parameters: {dp_vs_ddp.parameter_bytes(256, 4):,} bytes")
+for what, nbytes in dp_bytes.items():
+    print(f"DataParallel, {what:31s} {nbytes:>10,} bytes")
+print(f"DataParallel, to and from device 0 in all   {sum(dp_bytes.values()):>10,} bytes per step")
+for rank, seen in enumerate(ddp_bytes):
+    print(f"DDP rank {rank}: {seen['buckets']} bucket(s), {seen['allreduce (gradients)']:,} bytes handed to allreduce; "
+          f"a ring sends 2(n-1)/n of that from every rank: {seen['allreduce (gradients)'] * 2 * (n - 1) // n:,}")
+
+# %% [markdown]
+# With `n` devices, DataParallel's device 0 sends and receives `2 (n - 1) P` bytes of
+# parameters and gradients plus the activations, every step; a DDP rank sends
+# `2 (n - 1) / n · P` over the ring, a share that stays below `2 P` however many
+# devices there are, and overlaps it with backward. On top of that, DataParallel runs
+# every replica from one Python process, its threads taking turns on the GIL, and
+# replicates the module on every forward (`dp.trace` above); DDP's processes run their
+# own Python each.
+#
+# And time? The same training step, timed (3 warm-up steps, then the median of 10;
+# every variant in processes of its own with one thread each, forked for the
+# measurement): one process on the whole batch, `mkdp.DataParallel` with 2 replica
+# threads, DDP with 2 processes on half the batch each:
+
+# %% tags=["nbval-ignore-output"]
+for name, ms in dp_vs_ddp.compare_step_times(2, 256, 4, 256).items():
+    print(f"{name:26s} {ms:7.2f} ms per step")
+
+# %% [markdown]
+# These figures change from run to run, and on this machine's 2 CPU cores no ordering
+# of the three is stable (the course's tests check the byte counts, not a winner). Two
+# replicas can at best halve the arithmetic, and only when both cores are free; what is
+# paid for it is fixed per step — DataParallel's replicate, threads and gather, DDP's
+# allreduce — and for a small model it can cost more than the arithmetic it saves.
+# What carries over to GPUs is the count above: there, every replica has a whole device
+# of compute to itself, the per-step copies cross PCIe or NVLink through GPU 0 while the
+# other GPUs wait, and one Python thread per GPU under one GIL cannot keep several GPUs
+# busy — which is why DDP wins there even on one machine. What does not carry over is
+# the CPU timing: CPU "devices" share cores and memory bandwidth with each other and
+# with everything else the machine runs.
+
+# %% [markdown]
 # ### Inside DDP: buckets and hooks
 #
 # DDP does not wait for the whole backward pass. It hands the parameters to a
@@ -986,6 +1058,71 @@ for world in (2, 4):
           f"training: {equal}")
 
 # %% [markdown]
+# **The tutorial's `ToyMpModel`.** On GPUs the tutorial keeps both halves in *one*
+# process, `net1` on `dev0` and `net2` on `dev1`, and moves the activations in
+# `forward` with `x.to(dev1)`. torch has a single CPU device (`torch.device("cpu", 1)`
+# is the same CPU), so here `dev1` is first `"meta"` — a device whose tensors have a
+# shape and no data — to see what the `.to(dev1)` is for and what DDP checks, then
+# `"cpu"` for both, to train:
+
+# %%
+from minikernel.distributed.toy_mp import ToyMpModel, error_text, train_mp_ddp_rank, without_the_move
+
+split = ToyMpModel("cpu", "meta")
+x = torch.randn(4, 10)
+print("net1 on", split.net1.weight.device, "| net2 on", split.net2.weight.device, "| forward ->",
+      split(x).device, tuple(split(x).shape))
+print("without x.to(dev1):", error_text(without_the_move, split, x))
+print("DDP(ToyMpModel('cpu', 'meta')):", run_ranks(ddp_refusals, 1, timeout=20)[0]["DDP(ToyMpModel('cpu', 'meta'))"])
+
+# %% [markdown]
+# Wrapped in DDP as the tutorial does — without `device_ids`, since the module itself
+# says where each half runs — in 2 processes, each on half of every batch:
+
+# %%
+single = train_single(3)
+for rank, params in enumerate(run_ranks(train_mp_ddp_rank, 2, 3, timeout=20)):
+    print(f"rank {rank}: DDP(ToyMpModel('cpu', 'cpu')) after 3 steps equal to single-process training:",
+          all(torch.allclose(a, b, rtol=1e-5, atol=1e-6) for a, b in zip(params, single)))
+
+# %% [markdown]
+# **Model parallel by RPC.** The notes sort PyTorch's distributed tools: DataParallel,
+# DDP and TorchElastic (§9) are data parallel; `torch.distributed.rpc` is for model
+# parallelism; c10d (§3, §9) is the communication layer under all of them. With RPC one
+# process *calls* another: `rpc_sync(to, fn, args)` runs `fn` there and waits for the
+# result; `rpc_async` returns a future at once; `remote(to, cls, args)` builds an object
+# there and returns an `RRef`, a reference to a value another worker owns. Two workers,
+# `"trainer"` and `"ps"`, on this machine (TensorPipe over TCP, `_transports=["uv"]`,
+# a file rendezvous, a 10 s timeout on every call; `minikernel.distributed.rpc_demo`):
+
+# %%
+from minikernel.distributed import rpc_demo
+
+with tempfile.TemporaryDirectory() as directory:
+    seen = run_ranks(rpc_demo.rpc_basics_rank, 2, f"{directory}/rpc", timeout=20)[0]
+name, pid, doubled = seen["rpc_sync"]
+print(f"rpc_sync('ps', where_am_i, (x,)) ran in {name!r}, another process: {pid != seen['pid']}; returned {doubled}")
+print("rpc_async('ps', torch.add, (x, k)) for k = 0, 1, 2, then .wait():", seen["rpc_async"])
+print(f"remote('ps', nn.Linear, (3, 2)): owner {seen['owner']!r}, owned here: {seen['is_owner']}; "
+      "rref.rpc_sync().forward(x) equal to a local copy's forward:",
+      torch.equal(seen["remote_forward"], seen["local_forward"]))
+
+# %% [markdown]
+# The toy model cut across the two workers: the trainer keeps `net1` and ReLU and holds
+# `net2` through an RRef (`RemoteToyModel`). Forward sends the activations to `"ps"`;
+# inside `dist_autograd.context()` each RPC records a send/recv pair in the graph, so
+# `dist_autograd.backward(ctx, [loss])` runs backward through both processes, keeping
+# each gradient in the context of the process that owns the parameter (not in `.grad`);
+# `DistributedOptimizer` steps every parameter, local or remote, through its RRef.
+# Three SGD steps, compared with single-process training:
+
+# %%
+with tempfile.TemporaryDirectory() as directory:
+    params = run_ranks(rpc_demo.train_rpc_rank, 2, f"{directory}/rpc", 3, timeout=20)[0]
+print("net1 (trainer) and net2 (ps) after 3 steps equal to single-process training:",
+      [torch.allclose(a, b, rtol=1e-5, atol=1e-6) for a, b in zip(params, single)])
+
+# %% [markdown]
 # ## 9. torchrun: the same code on one machine or many
 #
 # `run_ranks` forks processes from this notebook. In real jobs a launcher starts one
@@ -1074,6 +1211,35 @@ with tempfile.TemporaryDirectory() as directory:
     except RuntimeError as err:
         print("wait for a key nobody sets:", type(err).__name__, err)
     del file_store
+
+# %% [markdown]
+# **TorchElastic: a worker fails, the job goes on.** `torchrun` is TorchElastic's
+# launcher (`torch.distributed.elastic`, in PyTorch since 1.9): on every node an *agent*
+# starts the workers and watches them. When one fails, the agent stops the others and
+# starts the whole group again, up to `--max-restarts` times; each new worker finds the
+# attempt number in `TORCHELASTIC_RESTART_COUNT`, and the ranks rendezvous anew (with
+# `--nnodes MIN:MAX`, nodes may also join or leave at that moment: a change of
+# membership is handled the same way, by a restart). Nothing of the failed workers
+# survives, so the script resumes by itself: in `minikernel.distributed.elastic_demo`
+# rank 0 saves a checkpoint (model, optimizer, next step) after every step — to a
+# temporary file, then renamed, so it is never half written — and every worker loads it
+# on start. One more detail: the agent's store outlives the workers, and the failed
+# attempt's keys (each rank's gloo address) are still in it, so each attempt's process
+# group takes its own key prefix (`attempt_store`).
+#
+# Six DDP steps of the toy model on 2 workers under
+# `torchrun --standalone --nproc-per-node 2 --max-restarts 1`; on the first attempt
+# rank 1 raises at step 3:
+
+# %%
+from minikernel.distributed.elastic_demo import run_elastic
+
+elastic = run_elastic(steps=6, fail_at=3, max_restarts=1)
+print("first attempt, from the workers' output:", next(line for line in elastic["agent"] if "InjectedFailure:" in line))
+print(f"torchrun exit code {elastic['returncode']}; the last attempt saw TORCHELASTIC_RESTART_COUNT="
+      f"{elastic['restart_count']}, resumed at step {elastic['resumed_at']} of 6")
+print("after 6 steps equal to single-process training:",
+      all(torch.allclose(a, b, rtol=1e-5, atol=1e-6) for a, b in zip(elastic["params"], train_single(6))))
 
 # %% [markdown]
 # ## Grade

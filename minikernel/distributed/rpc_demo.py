@@ -59,8 +59,8 @@ def rpc_basics_rank(init_file: str) -> dict | None:
 
     Returns (on the trainer; ``None`` on ``"ps"``, which only serves calls) a dict:
     the trainer's pid, what ``rpc_sync`` and ``rpc_async`` returned, the RRef's
-    owner and whether it is local, and a remote ``Linear`` called through the RRef
-    compared with a local copy of its weights (fetched with ``to_here``).
+    owner and whether it is owned here, and the output of a remote ``Linear`` called
+    through the RRef beside a local ``Linear`` loaded with its state_dict (fetched by RPC).
     """
     me = start_rpc(init_file)
     out = None
@@ -68,7 +68,6 @@ def rpc_basics_rank(init_file: str) -> dict | None:
         x = torch.arange(3.0)
         sync = rpc.rpc_sync("ps", where_am_i, args=(x,))
         futures = [rpc.rpc_async("ps", torch.add, args=(x, k)) for k in range(3)]
-        torch.manual_seed(0)
         rref = rpc.remote("ps", nn.Linear, args=(3, 2))  # built in "ps", only a handle here
         y = rref.rpc_sync().forward(x)                   # the method runs on the owner
         state = rpc.rpc_sync("ps", _state_of, args=(rref,))

@@ -55,7 +55,7 @@ def error_text(fn, *args, **kwargs) -> str:
     try:
         fn(*args, **kwargs)
     except Exception as err:  # noqa: BLE001 - the text is the point
-        return f"{type(err).__name__}: {err}"
+        return f"{type(err).__name__}: {str(err).strip()}"
     return "no error"
 
 
