@@ -631,10 +631,10 @@ print("round trip exact:", torch.equal(torch.from_numpy(np.array(back_img)), pix
 # In PyTorch the header is a C++ object, `c10::TensorImpl` (ezyang's notes: a fixed
 # layout, the fields every tensor has first, then whatever a subclass adds). The wheel
 # installs its C++ headers under `torch/include`, so its data members can be read from
-# the very version that runs here (`minikernel/torch_source.py` reads them):
+# the very version that runs here (`minikernel/course/torch_source.py` reads them):
 
 # %%
-from minikernel import tensor_header, torch_source
+from minikernel.course import tensor_header, torch_source
 
 members = torch_source.data_members("c10/core/TensorImpl.h", "TensorImpl")
 print(len(members), "data members in TensorImpl; the first ten:", members[:10])

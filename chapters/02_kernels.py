@@ -693,11 +693,11 @@ torch.set_num_threads(threads)
 # to ATen (C-style code with manual reference counts, one `generic/` file instantiated
 # per dtype by the preprocessor). Chapter 09 §5 has the tree as a table. The installed
 # torch says where each of its kernels was registered from: `torch._C._dispatch_dump`
-# names the file of every kernel of an operator, and `minikernel/torch_source.py`
+# names the file of every kernel of an operator, and `minikernel/course/torch_source.py`
 # groups them, for every operator the dispatcher knows:
 
 # %%
-from minikernel import torch_source
+from minikernel.course import torch_source
 
 origins = torch_source.registration_origins()
 print(len(torch._C._dispatch_get_all_op_names()), "operators,", sum(origins.values()), "kernel registrations:")

@@ -10,7 +10,7 @@ import torch
 from torch.autograd import Variable
 
 import minikernel as mk
-from minikernel import tensor_header, torch_source
+from minikernel.course import tensor_header, torch_source
 
 VIEWS = {"t()": lambda b: b.t(), "[1:, ::2]": lambda b: b[1:, ::2], "view(2, 6)": lambda b: b.view(2, 6),
          "[:, 1]": lambda b: b[:, 1], "[1].expand(2, 4)": lambda b: b[1].expand(2, 4),

@@ -9,7 +9,7 @@ import re
 import pytest
 import torch
 
-from minikernel import torch_source
+from minikernel.course import torch_source
 
 
 def _registered_paths(op):
