@@ -707,6 +707,20 @@ check = next(i for i, line in enumerate(lines) if "self.module.parameters(), sel
 print("\n".join(line[8:] for line in lines[check:check + 7] if "pyrefly" not in line))
 
 # %% [markdown]
+# That check runs only when DataParallel finds an accelerator. Besides CUDA, MPS and XPU
+# it asks PyTorch's slot for out-of-tree backends (*privateuse1*): registering there a
+# module that reports 2 devices and has no kernels (`minikernel.distributed.dp_devices`,
+# in a process of its own, since the registration cannot be undone) is enough for
+# torch's own `__init__` and `forward` to run up to the check, with the model left on the
+# CPU:
+
+# %%
+from minikernel.distributed.dp_devices import dataparallel_checks
+
+for key, value in run_ranks(dataparallel_checks, 1, timeout=20)[0].items():
+    print(f"{key}: {value}")
+
+# %% [markdown]
 # ## 7. DistributedDataParallel: the same parameters as one process
 #
 # `DistributedDataParallel` (DDP) is one process per model replica, on one machine or
