@@ -15,6 +15,11 @@
 ``reducer``        DDP's reducer: hooks, buckets, in-order allreduces (exercise 7.6)
 ``mini_ddp``       a small DistributedDataParallel on 7.5, 7.6 and your ring
 ``ddp_compare``    torch's DDP and mini_ddp side by side (bucket logs, gradients)
+``dp_vs_ddp``      DataParallel vs DDP: bytes moved per step (counted), step times
+``dp_devices``     DataParallel's ``device_ids[0]`` check on stand-in devices
+``toy_mp``         the DDP tutorial's ``ToyMpModel``; DDP's ``device_ids`` refusals
+``rpc_demo``       ``torch.distributed.rpc``: remote calls, RRefs, a model split by RPC
+``elastic_demo``   ``torchrun --max-restarts``: a worker fails, the job resumes
 ``demo``           ``torchrun ... -m minikernel.distributed.demo``
 ``bench``          ``python -m minikernel bench --allreduce``
 =================  ==========================================================
