@@ -26,8 +26,10 @@
 # cost model says why the ring wins, and what is built on allreduce is run and
 # checked: SyncBatchNorm; DataParallel's four steps and DistributedDataParallel's
 # reducer (buckets filled by autograd hooks, allreduces launched while backward goes
-# on, `no_sync`), which you rebuild on your ring; the rest of a DDP job (sampler,
-# checkpoints, a model cut across processes); `torchrun` and the stores under it.
+# on, `no_sync`), which you rebuild on your ring, and what DataParallel moves per step
+# that DDP does not; the rest of a DDP job (sampler, checkpoints, a model cut across
+# processes or called by RPC); `torchrun`, the stores under it, and a restart after a
+# worker fails (TorchElastic).
 #
 # You write six pieces in `minikernel/distributed/`:
 #
