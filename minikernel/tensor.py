@@ -45,6 +45,29 @@ def _sizes(args: tuple) -> tuple[int, ...]:
     return tuple(int(a) for a in args)
 
 
+def _check_index_first(x: Any, key: Any) -> None:
+    """torch's first checks of an index, before any view is taken: a slice alone (not in a
+    tuple) has its step checked, then a 0-d ``x`` refuses it with its own message; ints and
+    slices: too many of them, then each int's range and slice's step, left to right."""
+    if isinstance(key, slice):
+        R.check_slice_step(key.step)
+        if x.ndim == 0:
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        return
+    parts = key if isinstance(key, tuple) else (key,)
+    if not all(isinstance(k, (int, np.integer, slice)) and not isinstance(k, bool) for k in parts):
+        return
+    if len(parts) > x.ndim:
+        if x.ndim == 0 and any(isinstance(k, (int, np.integer)) for k in parts):
+            raise IndexError(R.ZERO_DIM_INDEX)
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    for d, k in enumerate(parts):  # left to right, before any view is taken (or its history read)
+        if isinstance(k, slice):
+            R.check_slice_step(k.step)
+        elif not -x.shape[d] <= k < x.shape[d]:
+            raise IndexError(f"index {int(k)} is out of bounds for dimension {d} with size {x.shape[d]}")
+
+
 def _is_device_array(array: Any) -> bool:
     """A numba CUDA device array (real or simulated): the storage of a "cuda" tensor."""
     return not isinstance(array, np.ndarray) and hasattr(array, "copy_to_host")
@@ -322,27 +345,38 @@ class Tensor(AutogradMixin, OperatorsMixin):
     def __getitem__(self, key: Any) -> "Tensor":
         """Ints and slices (chapter 01's headers), and ``...``, ``None``, integer tensors and boolean
         masks (the autograd path's numpy indexing), like torch."""
-        key = key if isinstance(key, tuple) else (key,)
+        _check_index_first(self, key)
+        lone, key = key, key if isinstance(key, tuple) else (key,)
         if self.ndim == 0 and any(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key):
             raise IndexError(R.ZERO_DIM_INDEX)
         if not all(isinstance(k, (int, np.integer, slice)) and not isinstance(k, bool) for k in key):
             return functions.getitem(self, key)
-        return route("index", self, key)
+        return route("index", self, lone if isinstance(lone, slice) else key)  # (a lone slice is always sliced)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``t[key] = value``, like torch: the indexed view, then ``fill_`` (a number) or ``copy_``
         (a tensor, broadcast) into it; with integer tensors, lists or masks in ``key``,
         ``index_put_`` (``autograd/index_put.py``). While recording, a write through a view
         gives the base a ``CopySlices`` node, an ``index_put_`` an ``IndexPutBackward0``."""
+        _check_index_first(self, key)
         parts = key if isinstance(key, tuple) else (key,)
         if not all(isinstance(k, (int, np.integer, slice)) and not isinstance(k, bool) for k in parts):
             functions.setitem(self, key, value)  # None, ..., lists, tensors, masks
         elif isinstance(value, Tensor):
-            copy_to(self[key], value)
+            copy_to(self._written(parts), value)
         elif isinstance(value, (bool, int, float, np.generic)):
-            self[key].fill_(value)
+            fill_into(self._written(parts), value)
         else:
             self[key].copy_(tensor(value, dtype=self.dtype))
+
+    def _written(self, key: tuple) -> "Tensor":
+        """What ``self[key] = v`` writes into: ``self`` itself when every part of ``key`` is a slice
+        of everything (torch's setitem skips those, so the write is recorded on ``self``, not as a
+        ``CopySlices`` through a view), else the view ``self[key]``."""
+        if all(isinstance(k, slice) and k.start in (None, 0) and k.step in (None, 1)
+               and (k.stop is None or k.stop >= n) for k, n in zip(key, self.shape)) and len(key) <= self.ndim:
+            return self
+        return self[key]
 
     # ----------------------------------------------------- writing in place
     # aten::copy_, fill_.Scalar, zero_ (``write_ops.py``): the backend writes, ADInplaceOrView bumps the
@@ -484,12 +518,25 @@ def strip_leading_ones(value: Tensor, ndim: int) -> Tensor:
     return value
 
 
+def fill_into(target: Tensor, value: Any) -> None:
+    """The write of ``target[...] = number``: torch makes the number a 0-d tensor and fills with it,
+    which refuses a target naming one element twice (an expanded view), as ``fill_(number)`` does not;
+    into a 0-d target (the same shape as the value) torch copies instead."""
+    if target.ndim == 0:
+        target.copy_(tensor(value, dtype=target.dtype))
+        return
+    check_overlap(target, [])
+    target.fill_(value)
+
+
 def copy_to(target: Tensor, value: Tensor) -> None:
     """The write of ``target[...] = value`` (torch's ``copy_to``): a value of another shape is
-    broadcast first, so it is read through stride-0 dims (which never count as overlapping)."""
+    broadcast first, so it is read through stride-0 dims (which never count as overlapping);
+    a target naming one element twice is refused either way."""
+    check_overlap(target, [])
     if value.shape != target.shape:
         if value.ndim == 0 and not value.is_cuda and not (is_grad_enabled() and value.requires_grad):
-            target.fill_(value)  # torch fills with a 0-d value (no overlap to refuse)
+            target.fill_(value)  # torch fills with a 0-d value
             return
         value = strip_leading_ones(value, target.ndim)
         value = value.expand(target.shape)

@@ -123,9 +123,9 @@ class AutogradMixin:
 
     def _check_inplace(self) -> None:
         """torch's refusals before an in-place op that will be recorded."""
-        if self._no_grad_view is True:
-            raise RuntimeError(_NO_GRAD_VIEW)
-        if self._no_grad_view:
+        if self._no_grad_view:  # torch names the node when the view has one (a view of such a view)
+            if self._no_grad_view is True or self._grad_fn is None:
+                raise RuntimeError(_NO_GRAD_VIEW)
             raise RuntimeError(_VIEW_OF_NO_GRAD_VIEW.format(nr=self._output_nr, name=self._view_name()))
         if self._multi_output_view is not None and self.requires_grad:
             raise RuntimeError(_MULTI_OUTPUT_VIEW.format(nr=self._output_nr, name=self._view_name()))

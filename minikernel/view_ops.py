@@ -99,6 +99,7 @@ def expand(x: Tensor, sizes: Sequence[int]) -> Tensor:
 
 def index(x: Tensor, key: tuple) -> Tensor:
     """``x[key]`` for ints and slices (after torch's range checks): a view."""
+    key = key if isinstance(key, tuple) else (key,)
     if len(key) > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
     starts, shape, strides = [], [], []

@@ -169,6 +169,7 @@ class Node:
 
     _counter = itertools.count()
     _name = "Node"
+    _capture_raw = False  # set by the engine's nodes_to_run (see ``hooked``)
 
     def __init__(self) -> None:
         self._sequence_nr = next(Node._counter)
@@ -243,7 +244,11 @@ class Node:
 
     def hooked(self, slot: int, grad: Optional["Tensor"]) -> Optional["Tensor"]:
         """``grad`` after the tensor hooks registered on output ``slot`` (what ``autograd.grad``
-        returns for an input: torch runs the input's hooks on the gradient it captures)."""
+        returns for an input: torch runs the input's hooks on the gradient it captures) — unless
+        this node runs in the same pass (another input lies beyond it, ``_capture_raw``): then
+        torch captures the gradient before the hooks, which run once, when the node does."""
+        if self._capture_raw:
+            return grad
         for hook in list(self._tensor_pre_hooks.get(slot, {}).values()):
             if grad is not None:
                 new = hook(grad)

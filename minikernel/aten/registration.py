@@ -101,8 +101,8 @@ def _autograd_kernel(name: str, fn: Callable, makes_views: bool) -> Callable:
             return fn(*args)
         out = dispatch.redispatch(op, keys, *args)
         if makes_views and not backward_running():
-            if getattr(args[0], "requires_grad", False):
-                _mark_no_grad_views(out)
+            if not is_grad_enabled():
+                _mark_no_grad_views(out, getattr(args[0], "requires_grad", False))
             if isinstance(out, tuple) and is_grad_enabled():  # torch remembers a multi-output view as one
                 for view in out:
                     view._multi_output_view = _MULTI_NAMES.get(name, name)
@@ -112,13 +112,16 @@ def _autograd_kernel(name: str, fn: Callable, makes_views: bool) -> Callable:
     return autograd_kernel
 
 
-def _mark_no_grad_views(out: Any) -> None:
-    """A view taken under ``no_grad`` of a tensor that requires grad: like torch, it requires grad
-    too, as a leaf of its own (nothing flows to the base through it), and writing into it
-    with grad mode on is refused (``Tensor._check_inplace``)."""
+def _mark_no_grad_views(out: Any, source_requires_grad: bool) -> None:
+    """A view taken under ``no_grad``: like torch (CreationMeta NO_GRAD_MODE), a recorded in-place
+    write into it is refused (``Tensor._check_inplace``), whether or not its source requires
+    grad; when the source does, the view requires grad too, as a leaf of its own (nothing flows
+    to the base through it)."""
     for view in out if isinstance(out, (tuple, list)) else (out,):
         if getattr(view, "_base", None) is not None:
-            view._requires_grad, view._no_grad_view = True, True
+            view._no_grad_view = True
+            if source_requires_grad:
+                view._requires_grad = True
 
 
 def _bump_version(name: str) -> Callable:

@@ -171,4 +171,7 @@ def nodes_to_run(order: Sequence[Node], inputs: Sequence[Edge]) -> set[int]:
     for node in reversed(order):  # from the leaves up
         if any(n is not None and (id(n) in run or id(n) in targets) for n, _ in node.next_functions):
             run.add(id(node))
+    for node, _ in inputs:  # what node.hooked returns for it: the gradient before its hooks if it runs
+        if node is not None:
+            node._capture_raw = id(node) in run
     return run

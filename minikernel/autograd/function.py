@@ -251,6 +251,7 @@ def _record(node: BackwardNode, args: tuple, output: Any) -> Any:
             # a view written in place: its base's history is rewritten (CopySlices), and the view
             # reaches the graph through the base from now on, as after any in-place op on a view
             out._base._set_history(CopySlices(out._base, out, node), 0)
+            out._view_version = -1  # its grad_fn, perhaps read above (is_leaf), is made again from the new one
             continue
         out._set_history(node, nr)
     node._freeze_saved()

@@ -24,7 +24,7 @@ from .. import dispatch
 from ..dispatch import DispatchKey
 from ..kernels.layout import has_internal_overlap
 from ..memory_overlap import check_overlap
-from ..tensor import Tensor, copy_to
+from ..tensor import Tensor, copy_to, fill_into
 from . import values as V
 from .function import Function
 from .grad_mode import is_grad_enabled
@@ -59,14 +59,15 @@ def index_put_(x: Tensor, key: Key, values: Tensor) -> Tensor:
     recording = is_grad_enabled() and (x.requires_grad or values.requires_grad)
     if recording:
         x._check_inplace()  # first, as torch's autograd layer refuses before the kernel looks at the indices
+        _ = x.grad_fn, values.grad_fn  # then it reads both histories (a rebased multi-output view refuses)
     masked_fill = values.numel() == 1 and any(isinstance(k, np.ndarray) and k.dtype == bool for k in key)
     if not masked_fill:  # (torch's masked_fill path reads a one-element value once, first)
         check_overlap(x, [values], allow_full=False, internal=False)
     if has_internal_overlap(x.shape, x.stride()):
         warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
                       "performing this operation.", UserWarning, stacklevel=3)
+    values = _check_values(x, key, values)  # the value's shape first, then the indices, as torch's kernel
     check_bounds(x, key)
-    values = _check_values(x, key, values)
     if not recording:
         return V.call("index_put_", x, key, values)
     result = IndexPut.apply(_original(x), key, values)  # the graph (and the values) out of place ...
@@ -79,7 +80,7 @@ def index_put_(x: Tensor, key: Key, values: Tensor) -> Tensor:
 def _check_values(x: Tensor, key: Key, values: Tensor) -> Tensor:
     """``values`` without leading size-1 dims beyond the picked shape (torch drops them), or
     torch's refusal of a value that does not broadcast to the picked shape."""
-    picked = np.empty(x.shape, dtype=np.bool_)[key].shape
+    picked = _picked_shape(x.shape, key)
     extra = values.ndim - len(picked)
     if extra > 0 and all(n == 1 for n in values.shape[:extra]):
         values = values.reshape(values.shape[extra:])
@@ -88,6 +89,14 @@ def _check_values(x: Tensor, key: Key, values: Tensor) -> Tensor:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(picked)}")
     return values
+
+
+def _picked_shape(shape: tuple, key: Key) -> tuple:
+    """The shape ``x[key]`` has, whether or not the indices are in range (they are checked after
+    the value's shape, as torch does; in an empty ``x`` one past a dim's end is no error at all)."""
+    key = tuple(np.clip(k, -n, n - 1) if isinstance(k, np.ndarray) and k.dtype != bool and n > 0 else k
+                for k, n in zip(key, shape))
+    return np.empty(shape, dtype=np.bool_)[key].shape
 
 
 def setitem(x: Tensor, key: Any, value: Any) -> None:
@@ -101,4 +110,4 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     elif isinstance(value, Tensor):
         copy_to(target, value)
     else:
-        target.fill_(value)
+        fill_into(target, value)

@@ -40,9 +40,7 @@ def _numpy_key(x: Tensor, key: tuple) -> tuple:
         elif isinstance(k, bool):
             out.append(np.asarray(k))
         elif k is None or k is Ellipsis or isinstance(k, (slice, int, np.integer)):
-            if isinstance(k, slice):
-                check_slice_step(k.step)
-            out.append(k)
+            out.append(k)  # a slice's step is checked in order with the rest (check_bounds)
         else:
             raise TypeError(f"minikernel tensors index with ints and slices, `...`, None, integer tensors or "
                             f"boolean mask tensors, got {type(k).__name__} (e.g. t[1], t[:, 2:5], t[..., 0], "
@@ -51,15 +49,19 @@ def _numpy_key(x: Tensor, key: tuple) -> tuple:
 
 
 def check_bounds(x: Tensor, key: tuple, check_picks: bool = True) -> None:
-    """torch's IndexErrors: too many indices, an int out of range, a 0-d tensor indexed by an int."""
+    """torch's errors, in torch's order: a 0-d tensor indexed by an int, too many indices; then left
+    to right an int out of range (IndexError) or a slice's zero or negative step (ValueError);
+    last the index arrays out of range (torch's kernel checks them)."""
     used = sum(1 if not (k is None or k is Ellipsis) else 0 for k in key)
     used += sum(k.ndim - 1 for k in key if isinstance(k, np.ndarray) and k.dtype == bool)  # a 0-d mask uses none
     if x.ndim == 0 and any(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key):
         raise IndexError(ZERO_DIM_INDEX)
     if used > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
-    dim = 0
+    dim, picks = 0, []
     for k in key:
+        if isinstance(k, slice):
+            check_slice_step(k.step)
         if k is Ellipsis:
             at = next(i for i, j in enumerate(key) if j is Ellipsis)  # (key.index compares arrays)
             dim = x.ndim - sum(j.ndim if isinstance(j, np.ndarray) and j.dtype == bool else 1
@@ -73,11 +75,13 @@ def check_bounds(x: Tensor, key: tuple, check_picks: bool = True) -> None:
                 raise IndexError(f"index {int(k)} is out of bounds for dimension {dim} with size {size}")
         elif (check_picks and isinstance(k, np.ndarray) and k.dtype != bool and k.size
               and 0 not in x.shape[:dim] + x.shape[dim + 1:]):  # (an empty result reads nothing: torch checks nothing)
-            size = x.shape[dim]
-            bad = k[(k >= size) | (k < -size)]
-            if bad.size:
-                raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension {dim} with size {size}")
+            picks.append((k, dim))
         dim += k.ndim if isinstance(k, np.ndarray) and k.dtype == bool else 1
+    for k, dim in picks:
+        size = x.shape[dim]
+        bad = k[(k >= size) | (k < -size)]
+        if bad.size:
+            raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension {dim} with size {size}")
 
 
 class AdvancedIndex(Function):
@@ -117,8 +121,9 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     and slices are applied left to right as views (``select.int``, ``unsqueeze``, ``slice.Tensor``;
     nothing at all is ``alias``), then the integer tensors and masks, if any, pick a copy
     (``aten::index.Tensor``, numpy's rules among them)."""
-    out, picks, changed = apply_slicing(x, key)
+    out, picks, changed = apply_slicing(x, key, check_picks=False)
     if picks is not None:
+        check_bounds(out, picks)  # on the sliced view: an empty result checks nothing, as in torch
         return V.call("index.Tensor", out, picks)
     return out if changed else V.call("alias", x)
 

@@ -117,18 +117,26 @@ def _original(x: Tensor) -> Tensor:
     return copy
 
 
+def _move_retained_grad(x: Tensor, node: Node, output_nr: int) -> None:
+    """``retain_grad()`` follows ``x`` to its new node (output ``output_nr``), as in torch: the
+    gradient kept is the one of ``x``'s latest version, written in place directly or through a view."""
+    if x._retains_grad and x._grad_fn is not None:
+        ref = x._grad_fn._retains_grad.pop(x._output_nr, None)
+        if ref is not None:
+            node._retains_grad[output_nr] = ref
+
+
 def rebase_history(x: Tensor, result: Tensor, node: Node) -> None:
     """Make ``node`` (computed out of place as ``result``) the history of ``x``, now holding its values."""
     saves_result = hasattr(node, "_to_save") and any(t is result for t in node._to_save)
     if x._base is None:
-        if x._retains_grad and x._grad_fn is not None:  # retain_grad follows the tensor to its new node
-            ref = x._grad_fn._retains_grad.pop(x._output_nr, None)
-            if ref is not None:
-                node._retains_grad[result._output_nr] = ref
+        _move_retained_grad(x, node, result._output_nr)
         x._set_history(node, result._output_nr)
     else:
         base = x._base
-        base._set_history(CopySlices(base, x, node), 0)
+        copy_slices = CopySlices(base, x, node)
+        _move_retained_grad(base, copy_slices, 0)
+        base._set_history(copy_slices, 0)
         # x's own grad_fn is regenerated from the base when next read (its version moved on).
     if saves_result:
         node._to_save = tuple(x if t is result else t for t in node._to_save)

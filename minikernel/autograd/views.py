@@ -158,7 +158,10 @@ def index(x: Tensor, key) -> Tensor:
 
     The node is named after the last view torch takes for ``key`` left to right: a
     ``select`` for an int, a ``slice`` for a slice that leaves something out (a slice of
-    everything is skipped), an ``alias`` when nothing was left out at all."""
+    everything is skipped), an ``alias`` when nothing was left out at all. A slice alone (not
+    in a tuple) is always a ``slice``, as torch's fast path for it takes one."""
+    if isinstance(key, slice):
+        return Index.apply(x, (key,))
     key = key if isinstance(key, tuple) else (key,)
     last = _IndexAlias
     for k, size in zip(key, x.shape):
