@@ -109,7 +109,7 @@ def test_open_the_stub_from_the_box_write_it_save_rerun_and_grade(learner_lab, b
         # the box's second link: grading this exercise here, before any code is written
         ask.locator("button.mk-grade-here", has_text="Grade 1.1 here").click()
         deadline.wait(page, "the button's grade table", lambda: re.search(
-            r"1\.1\s+contiguous_strides\s+TODO", ask.locator(".jp-OutputArea").inner_text()), cap=200, every_ms=1000)
+            r"1\.1\s+contiguous_strides\s+TODO", ask.locator(".jp-Cell-outputArea").inner_text()), cap=200, every_ms=1000)
 
         box.locator("a.mk-open-stub").click()
         editor = page.locator(".jp-FileEditor:not(.lm-mod-hidden)").first
@@ -131,7 +131,7 @@ def test_open_the_stub_from_the_box_write_it_save_rerun_and_grade(learner_lab, b
         page.locator(".lm-TabBar-tab", has_text="01_strides.ipynb").first.click()
         run_cell(page, ask, deadline)
         deadline.wait(page, "the answer instead of the box",
-                      lambda: "(12, 4, 1)" in ask.locator(".jp-OutputArea").inner_text(), cap=60)
+                      lambda: "(12, 4, 1)" in ask.locator(".jp-Cell-outputArea").inner_text(), cap=60)
         assert not ask.locator(".mk-todo-box").count()
         assert "Reloaded your saved minikernel/strides.py: contiguous_strides." in ask.inner_text()
         check = code_cell(page, "agree(S.contiguous_strides")
