@@ -60,7 +60,8 @@ def clip_grads_with_norm_(parameters: Tensors, max_norm: float, total_norm: Tens
     (treat it as ``[parameters]``) or an iterable of them.
 
     The factor is computed in ``total_norm``'s dtype; torch multiplies even when it is 1
-    (no branch on the value, which would cost a GPU sync). Bump each gradient's version
+    (no branch on the value, which would cost a GPU sync). Gradients may be non-contiguous:
+    multiply their own elements, not a reshaped copy. Bump each gradient's version
     after writing it (``g._bump_version()``). A non-finite ``total_norm`` turns the
     gradients into zeros or NaN, as in torch.
 

@@ -44,7 +44,9 @@ def adam(params: list[Tensor], grads: list[Tensor], exp_avgs: list[Tensor], exp_
 
     Compute with numpy on ``values.array(t)`` views, write every state tensor and the
     parameter in place, never change ``grads[i]``, and call ``param._bump_version()``
-    after writing a parameter. ``max_exp_avg_sqs`` is empty unless ``amsgrad``.
+    after writing a parameter. ``max_exp_avg_sqs`` is empty unless ``amsgrad``. Parameters,
+    gradients and state may be non-contiguous: write into their own elements, never into a
+    reshaped copy.
 
     Matches: ``torch.optim.adam.adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs,
     state_steps, amsgrad=..., beta1=..., beta2=..., lr=..., weight_decay=..., eps=...,

@@ -70,7 +70,8 @@ def add_param_group(param_groups: list[ParamGroup], param_group: ParamGroup, def
        be with/without names. Some param names are missing")``.
     4. Every param must be a minikernel ``Tensor``, else ``TypeError("optimizer can only optimize
        Tensors, but one of the params is " + typename(param))``; and a leaf (``param.is_leaf``, or
-       ``param.retains_grad``), else ``ValueError("can't optimize a non-leaf Tensor")``.
+       ``param.retains_grad``), else ``ValueError("can't optimize a non-leaf Tensor")``. A frozen
+       leaf (``requires_grad=False``) is a leaf: it is accepted, as in torch.
     5. For each ``name, default`` in ``defaults``: a missing option whose default is ``required``
        raises ``ValueError(f"parameter group didn't specify a value of required optimization
        parameter {name}")``; otherwise ``param_group.setdefault(name, default)``.

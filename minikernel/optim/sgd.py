@@ -36,6 +36,8 @@ def sgd(params: list[Tensor], grads: list[Tensor], momentum_buffer_list: list[Op
     * Compute with numpy on the tensors' memory: ``values.array(t)`` is a numpy view
       of ``t`` (write into it with ``a -= ...`` or ``a[...] = ...``), ``values.wrap(array)``
       a new Tensor holding a copy of ``array``. Never change ``grads[i]`` itself.
+      Parameters and gradients may be non-contiguous (transposed, every other column):
+      write into the parameter's own elements, not into a reshaped copy of them.
     * A new buffer goes into ``momentum_buffer_list[i]`` (a Tensor); an existing one
       is updated in place.
     * After writing into a parameter, call ``param._bump_version()``: autograd then
