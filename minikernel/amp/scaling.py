@@ -123,7 +123,8 @@ def unscale_grads_(optimizer: torch.optim.Optimizer, inv_scale: Tensor, found_in
     """Unscale all gradients of ``optimizer`` and return where inf/NaN was found, per device.
 
     1. Collect ``p.grad`` for every ``p`` in every ``optimizer.param_groups[i]["params"]``,
-       skipping ``None``. A float16 gradient with ``allow_fp16=False`` raises
+       skipping only ``None`` (a frozen parameter, ``requires_grad=False``, that holds a
+       gradient is unscaled too). A float16 gradient with ``allow_fp16=False`` raises
        ``ValueError("Attempting to unscale FP16 gradients.")`` — collect first, so that
        nothing has been changed when it raises.
     2. Split the gradients by device and dtype; call ``non_finite_check_and_unscale_``

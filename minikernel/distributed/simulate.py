@@ -72,7 +72,8 @@ def allgather_step(buffers: Buffers, step: int) -> list[Send]:
     After the scatter-reduce, rank ``r`` owns the finished chunk ``(r + 1) % N``.
     In step ``step`` every rank ``r`` sends its chunk ``(r + 1 - step) % N`` to rank
     ``(r + 1) % N``, which *overwrites* its own copy with it (``mine.copy_(incoming)``).
-    As in 7.1, every rank sends what it held before the step.
+    As in 7.1, every rank sends what it held before the step, and each message holds a
+    copy (``.clone()``): later changes to the buffers leave the messages as they were.
 
     After steps 0 .. N-2 every rank holds every finished chunk.
 
