@@ -77,11 +77,24 @@ def check_bounds(x: Tensor, key: tuple, check_picks: bool = True) -> None:
               and 0 not in x.shape[:dim] + x.shape[dim + 1:]):  # (an empty result reads nothing: torch checks nothing)
             picks.append((k, dim))
         dim += k.ndim if isinstance(k, np.ndarray) and k.dtype == bool else 1
+    if _picks_nothing(key):
+        return  # the index arrays broadcast to an empty shape: torch reads nothing, checks nothing
     for k, dim in picks:
         size = x.shape[dim]
         bad = k[(k >= size) | (k < -size)]
         if bad.size:
             raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension {dim} with size {size}")
+
+
+def _picks_nothing(key: tuple) -> bool:
+    """Whether the index arrays of ``key`` (a mask counts as its number of True elements)
+    broadcast to a shape with no element."""
+    shapes = [k.shape if k.dtype != bool else (int(k.sum()),) for k in key
+              if isinstance(k, np.ndarray) and (k.dtype != bool or k.ndim > 0)]
+    try:
+        return bool(shapes) and 0 in np.broadcast_shapes(*shapes)
+    except ValueError:
+        return False  # they do not broadcast: the index kernel says so
 
 
 class AdvancedIndex(Function):

@@ -33,7 +33,7 @@ def test_found_{seed}_matches_torch():
 def write_case(seed: int, program: list, error: Divergence) -> pathlib.Path:
     FOUND.mkdir(exist_ok=True)
     path = FOUND / f"test_found_{seed}.py"
-    summary = str(error).splitlines()[0][:200].replace('"""', "'''")
+    summary = str(error).splitlines()[0][:200].replace('"', "'")  # (a quote next to the docstring's would end it)
     path.write_text(TEMPLATE.format(seed=seed, summary=summary, steps="\n".join(f"    {s!r}," for s in program)))
     return path
 

@@ -163,7 +163,10 @@ def test_indices_out_of_range_that_pick_nothing_are_no_error_like_torch():
         a = L.zeros(3, 3)
         a[L.tensor([3]), 2:1:2] += L.ones(1)
         read = L.ones(2, 1)[1:-1, [-2, -1]]
-        return a.sum().item(), list(read.shape)
+        b = L.zeros(2, 1)
+        picked = b[L.tensor([3]), L.tensor([False])]  # an empty mask: the indices broadcast to nothing
+        b[L.tensor([3]), L.tensor([False])] = 1.0
+        return a.sum().item(), list(read.shape), list(picked.shape), b.sum().item()
     _same(run)
 
 
