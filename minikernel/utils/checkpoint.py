@@ -60,7 +60,8 @@ def checkpoint_backward(ctx: Any, *grad_outputs: torch.Tensor) -> tuple:
       ``torch.set_rng_state``).
     * Rerun ``run_function`` under ``torch.enable_grad()`` (backward runs without grad
       mode), making the outputs a tuple if a single tensor came back.
-    * ``torch.autograd.backward`` the outputs that require grad with their
+    * ``torch.autograd.backward`` the outputs that require grad (tensors only: skip
+      non-tensor outputs, integer tensors and tensors that need no gradient) with their
       ``grad_outputs``: this accumulates into the parameters used inside and into the
       detached inputs' ``.grad``. None of them requiring grad is a RuntimeError:
       ``"none of output has requires_grad=True, this checkpoint() is not necessary"``.
