@@ -108,7 +108,12 @@ class AutogradMixin:
                 raise RuntimeError(_NO_GRAD_VIEW_REBASED)
             self._view_version = self._vc[0]
             if base.requires_grad:
+                old, old_nr = self._grad_fn, self._output_nr
                 self._grad_fn, self._output_nr = AsStridedBackward(base, self), 0
+                if self._retains_grad and old is not None:  # retain_grad follows the view to its new node
+                    ref = old._retains_grad.pop(old_nr, None)
+                    if ref is not None:
+                        self._grad_fn._retains_grad[0] = ref
         return self._grad_fn
 
     def _view_name(self) -> str:
