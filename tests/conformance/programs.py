@@ -245,7 +245,8 @@ def _grad_fn_name(t) -> str | None:
 
 #: torch's matmul is a composite: its last node is one of these (docs/conformance.md)
 MATMUL_NODES = {"MmBackward0", "DotBackward0", "MvBackward0", "SqueezeBackward4", "TransposeBackward0",
-                "ViewBackward0", "UnsafeViewBackward0", "BmmBackward0", "ExpandBackward0", "SqueezeBackward1"}
+                "ViewBackward0", "UnsafeViewBackward0", "BmmBackward0", "ExpandBackward0", "SqueezeBackward1",
+                "CloneBackward0"}
 
 
 #: torch's setitem fills with a 0-d *tensor* (``fill_.Tensor``, FillBackward3); minikernel's ``fill_``
