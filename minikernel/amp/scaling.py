@@ -59,7 +59,8 @@ def scale_outputs(outputs: Outputs, scale_on: ScaleOn) -> Outputs:
     * a list or tuple becomes a list or tuple of the same type, each item scaled
       the same way (recursively: items may be tensors, lists, tuples, ...);
     * any other iterable becomes a *lazy* iterator over its scaled items
-      (``map(...)``): nothing is multiplied until it is consumed;
+      (``map(...)``): nothing is multiplied until it is consumed. A dict is such an
+      iterable too: its items are its keys, as in torch;
     * anything else raises ``ValueError("outputs must be a Tensor or an iterable of Tensors")``.
 
     ``scale_on(device)`` returns the current scale as a 0-d float32 tensor on

@@ -8,6 +8,8 @@ stand in for a second device: they have a device and no data.
 """
 from __future__ import annotations
 
+import collections
+
 import pytest
 import torch
 
@@ -65,6 +67,33 @@ def test_two_devices_through_the_class_match_torch():
     expected = _flat(torch.amp.GradScaler("cpu", init_scale=3.0).scale(outputs))
     assert [(t.device, t.shape, t.dtype) for t in got] == [(t.device, t.shape, t.dtype) for t in expected]
     assert [bits(t) for t in got if t.device == CPU] == [bits(t) for t in expected if t.device == CPU]
+
+
+@pytest.mark.exercise("6.1")
+@pytest.mark.parametrize("make", [lambda: {0: torch.ones(2), 1: torch.full((1,), 3.0)},
+                                  lambda: {torch.ones(1): "a tensor key"},
+                                  lambda: collections.deque([torch.ones(2), (torch.arange(2.0),)]),
+                                  lambda: range(2), lambda: "ab"],
+                         ids=["dict of tensors", "dict with a tensor key", "deque", "range", "str"])
+def test_any_other_iterable_is_a_lazy_map_over_its_items_like_torch(make):
+    """Only lists and tuples keep their type; any other iterable (a dict, whose items are its keys,
+    a deque, a range, a string) becomes a lazy map over its items, and consuming it scales each
+    item or raises ValueError exactly where torch's does."""
+    got = mk_amp.GradScaler("cpu", init_scale=3.0).scale(make())
+    expected = torch.amp.GradScaler("cpu", init_scale=3.0).scale(make())
+    assert not isinstance(got, (dict, list, tuple, collections.deque, torch.Tensor)), (
+        f"scale() returned a {type(got).__name__}; torch returns a lazy map for this iterable")
+
+    def consumed(result):
+        items = []
+        try:
+            for item in result:
+                items.append([bits(t) for t in _flat(item)])
+        except (ValueError, RecursionError) as err:  # a str's items are strs, to no end: torch recurses too
+            items.append((type(err).__name__, str(err) if isinstance(err, ValueError) else ""))
+        return items
+
+    assert consumed(got) == consumed(expected)
 
 
 # ------------------------------------------------------------------ 6.2 transition
