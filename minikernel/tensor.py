@@ -509,15 +509,6 @@ class Tensor(AutogradMixin, OperatorsMixin):
         return f"{text[:at]}, device='cuda:0'{text[at:]}"
 
 
-def strip_leading_ones(value: Tensor, ndim: int) -> Tensor:
-    """``value`` without the leading size-1 dims it has beyond ``ndim`` (torch's setitem drops them
-    before it copies: ``x[0] = v`` with ``v`` of shape ``[1, 3]`` into a row of 3)."""
-    extra = value.ndim - ndim
-    if extra > 0 and all(n == 1 for n in value.shape[:extra]):
-        return value.reshape(value.shape[extra:]) if value.shape[extra:] else value.reshape(())
-    return value
-
-
 def fill_into(target: Tensor, value: Any) -> None:
     """The write of ``target[...] = number``: torch makes the number a 0-d tensor and fills with it,
     which refuses a target naming one element twice (an expanded view), as ``fill_(number)`` does not;
@@ -538,7 +529,8 @@ def copy_to(target: Tensor, value: Tensor) -> None:
         if value.ndim == 0 and not value.is_cuda and not (is_grad_enabled() and value.requires_grad):
             target.fill_(value)  # torch fills with a 0-d value
             return
-        value = strip_leading_ones(value, target.ndim)
+        ones = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
+        value = value.reshape(value.shape[ones:])  # torch views the value without its leading 1s, then expands
         value = value.expand(target.shape)
     target.copy_(value)
 

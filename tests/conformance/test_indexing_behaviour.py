@@ -187,3 +187,26 @@ def test_an_int_out_of_range_is_refused_before_a_view_history_is_read_like_torch
     _same(run)
 
 
+
+
+SELF_WRITES = {
+    "a[None] = a, a transposed": (lambda L: L.ones(2, 1).t(), None),
+    "a[0] = a, a of shape (1, 3)": (lambda L: L.ones(1, 3), (0,)),
+    "a[0:1] = a, a of shape (2, 3)": (lambda L: L.ones(2, 3), (slice(0, 1),)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SELF_WRITES))
+def test_writing_a_tensor_into_a_view_of_itself_like_torch(case):
+    """torch views the value without its leading 1s before it expands it, so the value's strides,
+    and with them whether its memory overlaps the target's fully or partly, are torch's."""
+    make, key = SELF_WRITES[case]
+
+    def run(L):
+        a = make(L)
+        a[key] = a
+        x = L.zeros(2, 3)
+        x[0] = L.ones(1, 1, 3) * 2
+        x[1, 0:1] = L.ones(1, 1) * 3
+        return a.tolist(), x.tolist()
+    _same(run)
