@@ -54,7 +54,8 @@ def expand_lr_lambdas(lr_lambda: Union[LrLambda, Sequence[LrLambda]], num_groups
     A single callable is used for every group (``[lr_lambda] * num_groups``); a list or
     tuple must have exactly one per group, else
     ``ValueError(f"Expected {num_groups} lr_lambdas, but got {len(lr_lambda)}")``.
-    Return a new list.
+    Only a list or a tuple is one lambda per group: any other object (a callable schedule
+    that can also be iterated over, say) is a single lambda. Return a new list.
 
     Matches: ``torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda).lr_lambdas`` and its ValueError.
     """
