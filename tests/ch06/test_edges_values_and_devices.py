@@ -187,3 +187,42 @@ def test_every_found_inf_value_updates_like_torch(found, tracker, interval):
     assert (mine[0].item(), mine[1].item()) == (theirs[0].item(), theirs[1].item()), (
         f"found_inf={found}: (scale, tracker) ({mine[0].item()}, {mine[1].item()}); "
         f"torch's ({theirs[0].item()}, {theirs[1].item()})")
+
+
+# ------------------------------------------------------------------ 6.3 two devices
+def _record_calls(calls):
+    def record(grads, found_inf, inv_scale):
+        calls.append((sorted({str(g.device) for g in grads}), sorted({str(g.dtype) for g in grads}), len(grads),
+                      str(found_inf.device), str(inv_scale.device)))
+    return record
+
+
+@pytest.mark.exercise("6.3")
+@pytest.mark.parametrize("layout", [[("cpu", torch.float32), ("meta", torch.float32)],
+                                    [("meta", torch.float32), ("cpu", torch.float64), ("cpu", torch.float32),
+                                     ("meta", torch.float64), ("meta", torch.float32)],
+                                    [("meta", torch.bfloat16), ("cpu", torch.bfloat16)]],
+                         ids=["cpu+meta", "two devices two dtypes", "meta first"])
+def test_gradients_on_two_devices_are_grouped_by_device_and_dtype(layout, monkeypatch):
+    """One ``non_finite_check_and_unscale_`` per (device, dtype), with ``found_inf`` and
+    ``inv_scale`` copied to that device, and one ``found_inf`` per device returned — what torch's
+    ``_unscale_grads_`` passes to its kernel (both sides' kernels are replaced by a recorder, so
+    meta tensors, which hold no values, can stand in for a second device)."""
+    def optimizer():
+        params = []
+        for device, dtype in layout:
+            p = torch.nn.Parameter(torch.zeros(2, dtype=dtype, device=device))
+            p.grad = torch.ones(2, dtype=dtype, device=device)
+            params.append(p)
+        return torch.optim.SGD(params, lr=0.1)
+
+    expected_calls, got_calls = [], []
+    monkeypatch.setattr(torch, "_amp_foreach_non_finite_check_and_unscale_", _record_calls(expected_calls))
+    expected = torch.amp.GradScaler("cpu")._unscale_grads_(optimizer(), torch.tensor(0.5), torch.zeros(()), True)
+    monkeypatch.setattr(S, "non_finite_check_and_unscale_", _record_calls(got_calls))
+    got = S.unscale_grads_(optimizer(), torch.tensor(0.5), torch.zeros(()), True)
+    assert sorted(got_calls) == sorted(expected_calls), (
+        f"(devices, dtypes, count, found_inf's device, inv_scale's device) per call: {sorted(got_calls)}; "
+        f"torch's {sorted(expected_calls)}")
+    assert sorted(str(d) for d in got) == sorted(str(d) for d in expected), "one found_inf per device"
+    assert all(str(t.device) == str(d) for d, t in got.items()), "each device's found_inf lives on that device"
