@@ -75,6 +75,7 @@ from minikernel import library as mk_library
 from minikernel.autograd import gradcheck as mk_gradcheck
 from minikernel.course import notebook_display
 from minikernel.dispatch import DispatchKey as K
+from minikernel.dispatch import agreement
 from minikernel.dispatch import rebuild as mine
 from widgets import dispatch_trace
 
@@ -395,11 +396,13 @@ print("the Python binding torch.add is generated too:", torch.add is torch._C._V
 #
 # ## 6. minikernel's dispatcher
 #
-# `minikernel/dispatch/` is the same machine in ~400 lines of Python: `keys.py`
+# `minikernel/dispatch/` is the same machine in a few hundred lines of Python: `keys.py`
 # (`DispatchKey` in PyTorch's order, `DispatchKeySet` as bits), `schema.py`, `registry.py`
-# (operators declared once, kernels per key, fallbacks, fallthrough), `dispatcher.py`
-# (the loop, redispatch, a trace) and `modes.py` (`DispatchMode`, the `Python` key's
-# fallback). Every minikernel tensor operator is an `aten::` operator in it (declared once
+# (operators declared once, kernels per key, fallbacks, fallthrough, and each operator's
+# dispatch table computed from them, as PyTorch computes the table of section 5),
+# `extractor.py` (a call's key set from its arguments), `dispatcher.py` (the table lookup,
+# redispatch, a trace) and `modes.py` (`DispatchMode`, the `Python` key's fallback).
+# Every minikernel tensor operator is an `aten::` operator in it (declared once
 # in `minikernel/aten/native_functions.py`, registered by `aten/registration.py`; more
 # below): `Autograd` records the graph when an
 # input requires grad and otherwise redispatches; `ADInplaceOrView` bumps the version
@@ -480,7 +483,7 @@ try:
                 torch_set = torch_set.remove(torch._C.DispatchKey.AutocastCPU)
             print(f"autocast {'on ' if on else 'off'}: yours {ours}, highest {ours.highest().name} | torch's highest",
                   str(torch_set.highestPriorityTypeId()).split(".")[-1],
-                  "| == the library's:", ours == D.compute_keys(add, (mk.ones(2), mk.ones(2)), {}))
+                  "| == the library's:", ours == add.key_extractor.get_dispatch_key_set((mk.ones(2), mk.ones(2)), {}))
 except NotImplementedError as err:
     todo(err)
 
@@ -564,7 +567,7 @@ with TorchLog("outer", theirs), TorchLog("inner", theirs):
     torch.add(one, one)
 print("torch:", theirs)
 saved = D.registry._FALLBACKS[K.Python]
-D.registry.fallback(K.Python, mine.mode_fallback)  # yours, for this cell
+D.registry.fallback(K.Python, mine.mode_fallback)  # yours, for this cell: every operator's table follows
 try:
     mk_one = mk.ones(1)  # made outside the modes, like torch's `one`
     with Log("outer", ours), Log("inner", ours):
@@ -573,7 +576,59 @@ try:
 except NotImplementedError as err:
     todo(err)
 finally:
-    D.registry._FALLBACKS[K.Python] = saved
+    D.registry.fallback(K.Python, saved)  # the library's again
+
+
+# %% [markdown]
+# ## 7. Your loop beside the library's table
+#
+# minikernel's dispatcher does not run your loop, nor one like it. Like PyTorch's
+# `OperatorEntry`, it *computes* each operator's dispatch table whenever a kernel or a
+# fallback is registered (`computeDispatchTableEntry`: the op's own kernel at that key,
+# else the key's backend fallback, else nothing), and keeps the set of keys whose entry
+# is fallthrough. A call ORs its tensors' key sets, applies the thread-local sets (the
+# op's `key_extractor`), masks out the fallthrough keys and indexes the table with the
+# highest key left (`Operator.kernel_for`): nothing is searched at call time. Your 9.1–9.3
+# are the same semantics, interpreted step by step. `add`'s computed table, beside
+# torch's for the same keys (`torch._C._dispatch_dump_table`, as in section 5: torch's
+# `AutogradCPU` entry comes from the alias key `Autograd`, its `CUDA` entry from a default
+# kernel for every backend, and its `Meta` kernel from `torch/_meta_registrations.py`;
+# minikernel has no `Meta` kernel for `add`), then what the table and your loop pick for
+# the keys of `a + b`:
+
+# %%
+torch_table = dict(line.split(": ", 1) for line in torch._C._dispatch_dump_table("aten::add.Tensor").splitlines())
+torch_key = {"Autograd": "AutogradCPU", "Autocast": "AutocastCPU"}
+our_table = add.dump_table()
+for key in (k.name for k in sorted(K)):
+    theirs = re.sub(r"registered at \S+ ", "", torch_table.get(torch_key.get(key, key), "(missing)"))
+    print(f"{key:16} {our_table.get(key, '(missing)'):54} torch's {torch_key.get(key, key)}: {theirs}")
+ab_keys = add.key_extractor.get_dispatch_key_set((mk.ones(2), mk.ones(2)), {})
+print("\nfallthrough for add, masked out of every call:",
+      D.DispatchKeySet(K) - D.DispatchKeySet(bits=add.key_extractor.non_fallthrough_keys))
+print("a + b's keys:", ab_keys)
+print("the table runs:", agreement.table_outcome(add, ab_keys))
+try:
+    print("your loop runs:", agreement.loop_outcome(mine.run_dispatch, add, ab_keys))
+except NotImplementedError as err:
+    todo(err)
+
+# %% [markdown]
+# The check: your loop against the tables, on every operator registered so far and every
+# one of the 2⁸ key sets — the empty set, and sets where every key falls through,
+# included. It runs your loop on a stand-in of each operator whose entries record which
+# one was reached and which keys it was given, so no kernel computes anything.
+# (`tests/ch09/test_table_agrees.py` does the same for 9.1's key sets and 9.3's modes.)
+
+# %%
+try:
+    found = agreement.disagreements(mine.run_dispatch)
+    print(f"{len(D.registry.operators())} operators × {len(agreement.every_key_set())} key sets:",
+          "your loop and the tables agree" if not found else f"{len(found)} disagreements")
+    for name, keys, table_says, loop_says in found[:3]:
+        print(f"  {name} with {keys}\n    the table: {table_says}\n    your loop: {loop_says}")
+except NotImplementedError as err:
+    todo(err)
 
 # %% [markdown]
 # ## Exercise 9.4 — custom_op_forward, custom_op_backward
@@ -625,11 +680,11 @@ except NotImplementedError as err:
 # ## Grade chapter 09
 #
 # Runs the tests of every exercise 9.x: your key sets against the library's and
-# torch's (with autocast on and off, include and exclude overlapping), your loop
-# against the library's over generated registrations (kernels, fallthroughs,
-# fallbacks, missing kernels, torch's error), your mode fallback against nested
-# `TorchDispatchMode`s, and custom-op gradients against `torch.library` and
-# `gradcheck`.
+# torch's (with autocast on and off, include and exclude overlapping, on every
+# operator), your loop against the library's tables (every operator and key set, and
+# generated registrations: kernels, fallthroughs, fallbacks, missing kernels, torch's
+# error), your mode fallback against the library's and nested `TorchDispatchMode`s, and
+# custom-op gradients against `torch.library` and `gradcheck`.
 
 # %%
 mk.grade("9.*")

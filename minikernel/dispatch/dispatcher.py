@@ -1,16 +1,20 @@
-"""The dispatch loop: from a call's arguments to the kernel that runs.
+"""From a call's arguments to the kernel that runs: a table lookup.
 
-For ``op(*args)`` PyTorch's dispatcher
+For ``op(*args)`` PyTorch's dispatcher (``Dispatcher::call``)
 
-1. computes the call's key set: the union of its tensor arguments' key sets, plus
-   the thread-local include set, minus the thread-local exclude set;
-2. looks up the highest key's kernel in ``op``'s table (or that key's fallback);
-   a *fallthrough* kernel means "skip me": the next key is tried;
-3. calls it. A kernel that wraps another layer (autograd, autocast, a mode) does its
-   part, then *redispatches*: it calls the same op again with the keys below its own,
-   so the next layer runs — down to the backend kernel, which computes.
+1. asks the op's ``DispatchKeyExtractor`` for the call's key set: the OR of its tensor
+   arguments' key sets, with the thread-local include and exclude sets applied
+   (``extractor.py``);
+2. indexes the op's dispatch table with the highest key of that set, once the keys
+   whose entry is fallthrough are masked out (``Operator.kernel_for``). The table was
+   computed when the kernels and fallbacks were registered (``registry.py``), so
+   nothing is searched at call time;
+3. calls that entry. A kernel that wraps another layer (autograd, autocast, a mode)
+   does its part, then *redispatches*: it calls the same op with the keys below its
+   own (``redispatch``: no argument is read again, the table is indexed again).
 
-``trace()`` records each step, for the chapter's dispatch-trace view.
+``trace()`` records each step, for the chapter's dispatch-trace view: the entry that
+ran, and the fallthrough keys above it that the mask skipped.
 """
 from __future__ import annotations
 
@@ -18,8 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
-from . import registry, state
-from .keys import DispatchKey, DispatchKeySet, keyset
+from . import registry
+from .keys import DispatchKey, DispatchKeySet
 from .registry import FALLTHROUGH, Operator
 
 
@@ -71,61 +75,36 @@ def _record(op: Operator, key: DispatchKey, kernel: Any, how: str) -> None:
         _TRACE.steps.append(Step(op.name, key.name, name, how, _TRACE.depth))
 
 
-def keys_of(value: Any) -> DispatchKeySet:
-    """A tensor's own key set (``torch._C._dispatch_keys(t)``); empty for anything else."""
-    method = getattr(value, "_dispatch_keys", None)
-    return method() if callable(method) else DispatchKeySet()
-
-
-_FACTORY = keyset(DispatchKey.BackendSelect, DispatchKey.CPU)
-
-
-def compute_keys(op: Operator, args: tuple, kwargs: dict) -> DispatchKeySet:
-    """The call's key set: union of the tensor arguments' keys, plus local include, minus local exclude.
-
-    A call without tensor arguments (a factory function) goes to ``BackendSelect``
-    and the CPU backend, as in PyTorch.
-    """
-    bits = 0
-    for t in op.schema.tensor_arguments(args, kwargs):
-        for one in (t if isinstance(t, (list, tuple)) else (t,)):  # a Tensor[] argument: every tensor in it
-            bits |= keys_of(one).bits
-    if not bits:
-        bits = _FACTORY.bits
-    return DispatchKeySet(bits=(bits | state.local_include().bits) & ~state.local_exclude().bits)
-
-
 def call(op: Operator, *args: Any, **kwargs: Any) -> Any:
-    """Dispatch ``op(*args, **kwargs)`` from the top: compute the keys, run the highest key's kernel."""
-    return redispatch(op, compute_keys(op, args, kwargs), *args, **kwargs)
+    """Dispatch ``op(*args, **kwargs)`` from the top (``Dispatcher::call``)."""
+    return redispatch(op, op.key_extractor.get_dispatch_key_set(args, kwargs), *args, **kwargs)
 
 
 def redispatch(op: Operator, keys: DispatchKeySet, *args: Any, **kwargs: Any) -> Any:
-    """Run ``op`` on the given keys: the highest key with a kernel that isn't fallthrough.
+    """Run ``op``'s table entry for ``keys`` (``Dispatcher::redispatch``): the highest key that ``op``
+    does not fall through.
 
-    A kernel receives (if registered ``with_keys``) the keys *below* its own, to
+    The kernel receives (if registered ``with_keys``) the keys *below* its own, to
     redispatch to the next layer: ``redispatch(op, keys, *args)``.
     """
-    while keys:
-        key = keys.highest()
-        kernel, how = registry.lookup(op, key)
-        if kernel is FALLTHROUGH:
-            _record(op, key, kernel, "fallthrough")
-            keys = keys.remove(key)
-            continue
-        if kernel is None:  # wrapper keys all have fallbacks (modes.install_default_fallbacks)
-            raise NotImplementedError(
-                f"Could not run '{op.name}' with arguments from the '{key.name}' backend: no kernel is "
-                f"registered for {op.name} at {key.name} and {key.name} has no fallback (registered: "
-                f"{', '.join(op.table()) or 'none'}). Register one with minikernel.library.impl")
-        _record(op, key, kernel, how)
-        _TRACE.depth += 1
-        try:
-            return kernel.call(op, keys.below(key), args, kwargs)
-        finally:
-            _TRACE.depth -= 1
-    raise RuntimeError(f"{op.name}: no dispatch key left (every key was excluded or fell through); "
-                       "did a kernel redispatch without a backend key?")
+    if _TRACE.steps is not None:
+        return _traced(op, keys, args, kwargs)
+    key, kernel = op.kernel_for(keys)
+    return kernel.call(op, keys.below(key), args, kwargs)
+
+
+def _traced(op: Operator, keys: DispatchKeySet, args: tuple, kwargs: dict) -> Any:
+    """``redispatch``, recording the fallthrough keys skipped above the entry, then the entry."""
+    live = keys.bits & op.key_extractor.non_fallthrough_keys
+    for key in DispatchKeySet(bits=keys.bits >> live.bit_length() << live.bit_length()):
+        _record(op, key, FALLTHROUGH, "fallthrough")
+    key, kernel = op.kernel_for(keys)
+    _record(op, key, kernel, op.provenance[key])
+    _TRACE.depth += 1
+    try:
+        return kernel.call(op, keys.below(key), args, kwargs)
+    finally:
+        _TRACE.depth -= 1
 
 
 registry._CALL[0] = call

@@ -1,12 +1,15 @@
 """Dispatch modes: a Python object that sees every operator call (``TorchDispatchMode``).
 
 Entering a mode pushes it on the thread's mode stack and adds the ``Python`` key
-to the local include set. The ``Python`` key's boxed fallback — one kernel for
-every op — pops the innermost mode and calls its ``__dispatch__(op, args,
-kwargs)`` with the keys above ``Python`` excluded, so that when the mode calls
-``op(*args)`` again the call goes straight on to the backend. The ``Python`` key
-sits *below* ``Autograd`` (PyTorch's order too): a mode sees the ops autograd
-calls, including those of the backward pass, not the user's calls.
+to the local include set. The ``Python`` key's entry in every operator's table is one
+boxed fallback, PyTorch's ``pythonFallback``: it takes the innermost mode off the
+stack while the mode runs (``_pop_mode_temporarily``, as torch's
+``torch.utils._python_dispatch`` does; the ``Python`` key stays included only while a
+mode is left on the stack, as in torch's ``TorchDispatchModeTLS``) and excludes the
+keys above ``Python``, which already ran, so that when the mode calls ``op(*args)``
+again the call goes on below. The ``Python`` key sits *below* ``Autograd`` (PyTorch's
+order too): a mode sees the ops autograd calls, including those of the backward
+pass, not the user's calls.
 
 Example::
 
@@ -20,15 +23,16 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from . import registry, state
 from .dispatcher import redispatch
-from .keys import DispatchKey, DispatchKeySet, keyset
+from .keys import DispatchKey, DispatchKeySet
 from .registry import FALLTHROUGH, Operator
 
 #: the keys of higher priority than Python: already done when the mode runs
-_ABOVE_PYTHON = DispatchKeySet([k for k in DispatchKey if k > DispatchKey.Python])
+_ABOVE_PYTHON = tuple(k for k in DispatchKey if k > DispatchKey.Python)
 
 
 class DispatchMode:
@@ -52,21 +56,28 @@ class DispatchMode:
         state._TLS.include, state._TLS.exclude = self._saved
 
 
-def python_fallback(op: Operator, keys: DispatchKeySet, args: tuple, kwargs: dict) -> Any:
-    """The ``Python`` key's boxed fallback: hand the call to the innermost mode, which runs with itself popped."""
+@contextmanager
+def _pop_mode_temporarily() -> Iterator[DispatchMode]:
+    """The innermost mode, off the stack inside the block (``torch.utils._python_dispatch``'s
+    ``_pop_mode_temporarily``); with the stack empty, the ``Python`` key is no longer included."""
     stack = state.mode_stack()
-    if not stack:  # a Python key without a mode (left in a key set): nothing to do here
-        return redispatch(op, keys, *args, **kwargs)
-    mode = stack.pop()
-    saved = state.local_include(), state.local_exclude()
-    inner = keyset(DispatchKey.Python) if stack else DispatchKeySet()
-    state._TLS.include = (saved[0] - keyset(DispatchKey.Python)) | inner
-    state._TLS.exclude = (saved[1] | _ABOVE_PYTHON) - inner
+    mode, included = stack.pop(), state._TLS.include
+    if not stack:
+        state._TLS.include = included.remove(DispatchKey.Python)
     try:
-        return mode.__dispatch__(op, args, kwargs)
+        yield mode
     finally:
-        state._TLS.include, state._TLS.exclude = saved
+        state._TLS.include = included
         stack.append(mode)
+
+
+def _dispatch_to_mode(op: Operator, keys: DispatchKeySet, args: tuple, kwargs: dict) -> Any:
+    """The ``Python`` key's fallback (torch's ``pythonFallback``): the innermost mode's ``__dispatch__``,
+    below the keys that already ran; without a mode (a ``Python`` key left in a key set) the call goes on."""
+    if not state.mode_stack():
+        return redispatch(op, keys, *args, **kwargs)
+    with _pop_mode_temporarily() as mode, state.exclude_keys(*_ABOVE_PYTHON):
+        return mode.__dispatch__(op, args, kwargs)
 
 
 class LoggingMode(DispatchMode):
@@ -83,7 +94,7 @@ class LoggingMode(DispatchMode):
 
 def install_default_fallbacks() -> None:
     """The fallbacks every key gets: Python → the mode; the wrapper layers → fallthrough."""
-    registry.fallback(DispatchKey.Python, python_fallback, name="python_fallback (the mode's __dispatch__)")
+    registry.fallback(DispatchKey.Python, _dispatch_to_mode, name="the innermost mode's __dispatch__")
     for key in (DispatchKey.BackendSelect, DispatchKey.ADInplaceOrView, DispatchKey.Autocast,
                 DispatchKey.Autograd):
         registry.fallback(key, FALLTHROUGH)

@@ -1,8 +1,11 @@
-"""Exercises 9.1–9.3: the dispatcher's core, written by you.
+"""Exercises 9.1–9.3: the dispatcher's semantics, written by you as an interpreter.
 
-minikernel's own dispatcher (``dispatcher.py``, ``modes.py``) is complete code that
-every Tensor operator uses; these exercises rebuild its three central pieces as
-separate functions, checked against it and against PyTorch:
+minikernel's own dispatcher, which every Tensor operator uses, works as PyTorch's does:
+each operator's dispatch table is computed when its kernels and the fallbacks are
+registered (``registry.py``, torch's ``computeDispatchTableEntry``), and a call only
+indexes it by the highest key of its key set, with the fallthrough keys masked out
+(``dispatcher.py``). These exercises rebuild what that table encodes, step by step,
+and the chapter checks that yours agree with it on every operator and key set:
 
 * 9.1 ``compute_keys``   which keys a call visits (``torch._C._dispatch_keys`` and the
   thread-local include/exclude sets);
@@ -59,8 +62,9 @@ def run_dispatch(op: Operator, keys: DispatchKeySet, args: tuple, kwargs: dict) 
         RuntimeError: no key left
 
     ``kernel.call`` passes the keys *below* ``key``, so a kernel that wraps a layer can
-    redispatch to the next one. Matches ``dispatcher.redispatch`` (and torch's
-    "Could not run 'mylib::op' with arguments from the 'CPU' backend" error). ≈10 lines.
+    redispatch to the next one. Matches the library's table lookup (``dispatcher.redispatch``:
+    the same kernel, given the same keys, for every operator and key set) and torch's
+    "Could not run 'mylib::op' with arguments from the 'CPU' backend" error. ≈10 lines.
     """
     # TODO(9.2): ≈10 lines
     raise NotImplementedError("exercise 9.2 (run_dispatch) is not implemented yet")
@@ -71,7 +75,7 @@ def mode_fallback(op: Operator, keys: DispatchKeySet, args: tuple, kwargs: dict)
     """The ``Python`` key's boxed fallback: give the call to the innermost mode.
 
     * no mode on the stack (``state.mode_stack()``): redispatch ``op`` to ``keys``
-      (``registry._CALL``'s dispatcher: ``dispatch.redispatch``; here use ``run_dispatch``);
+      (the library's ``dispatch.redispatch``; here use ``run_dispatch``);
     * else pop the innermost mode, and while it runs set the thread-local sets so that
       the mode's own ``op(*args)`` goes on *below* the Python key: the keys above Python
       excluded, and Python itself included only if more modes remain (the next mode out

@@ -2,8 +2,8 @@
 falling through, nested modes over several calls, what a mode sees of the thread-local sets,
 and backward functions that return a lone ``None`` or gradients for inputs of mixed kinds.
 
-Oracles: the library's dispatcher (``minikernel.dispatch``: ``compute_keys``, ``redispatch``,
-``python_fallback``), ``TorchDispatchMode`` and ``torch.library.custom_op``.
+Oracles: the library's dispatcher (``minikernel.dispatch``: an operator's ``key_extractor``,
+``redispatch``, the ``Python`` key's fallback), ``TorchDispatchMode`` and ``torch.library.custom_op``.
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_a_factory_call_keeps_its_default_beside_included_keys(make, included):
     op = make("test09::factory2(int n) -> Tensor")
     with D.include_keys(*included):
         keys = R.compute_keys(op, (3,), {})
-        assert keys == D.compute_keys(op, (3,), {}) == D.keyset(K.BackendSelect, K.CPU, *included)
+        assert keys == op.key_extractor.get_dispatch_key_set((3,), {}) == D.keyset(K.BackendSelect, K.CPU, *included)
 
 
 @pytest.mark.exercise("9.1")
@@ -56,7 +56,7 @@ def test_a_number_passed_for_a_tensor_has_no_keys(make):
     """A value without ``_dispatch_keys`` adds no key: the call gets the factory default."""
     op = make("test09::lonely(Tensor x) -> Tensor")
     keys = R.compute_keys(op, (2.5,), {})
-    assert keys == D.compute_keys(op, (2.5,), {}) == D.keyset(K.BackendSelect, K.CPU)
+    assert keys == op.key_extractor.get_dispatch_key_set((2.5,), {}) == D.keyset(K.BackendSelect, K.CPU)
 
 
 @pytest.mark.exercise("9.1")
@@ -65,7 +65,7 @@ def test_a_tensor_whose_keys_are_all_excluded_gets_no_key(make):
     x = mk.ones(1)
     with D.exclude_keys(*x._dispatch_keys()):
         keys = R.compute_keys(op, (x,), {})
-        assert keys == D.compute_keys(op, (x,), {}) == D.DispatchKeySet()
+        assert keys == op.key_extractor.get_dispatch_key_set((x,), {}) == D.DispatchKeySet()
 
 
 # ------------------------------------------------------------------ 9.2
@@ -85,7 +85,7 @@ def my_fallback():
     saved = D.registry._FALLBACKS[K.Python]
     D.registry.fallback(K.Python, R.mode_fallback)
     yield saved
-    D.registry._FALLBACKS[K.Python] = saved
+    D.registry.fallback(K.Python, saved)
 
 
 class _Log(D.DispatchMode):
@@ -133,7 +133,7 @@ def test_a_mode_sees_the_thread_local_sets_the_librarys_fallback_gives(make, my_
     """The keys set while a mode runs are added to the caller's own sets, which stay otherwise."""
     op = _op_add(make)
     logs = {}
-    for name, fallback in (("mine", R.mode_fallback), ("library", D.python_fallback)):
+    for name, fallback in (("mine", R.mode_fallback), ("library", my_fallback)):
         D.registry.fallback(K.Python, fallback)
         log = logs[name] = []
         with D.exclude_keys(K.Meta), D.include_keys(K.BackendSelect):
