@@ -59,6 +59,8 @@ def test_broadcast_error_names_the_dimension(a, b, names):
         torch.broadcast_shapes(a, b)
     try:
         got = S.broadcast_shape(a, b)
+    except NotImplementedError:  # the stub (a subclass of RuntimeError): the exercise is not written
+        raise
     except RuntimeError as err:
         message = str(err)
     else:
