@@ -113,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
         write_report(results, known, json.loads(EQUIVALENT.read_text()), ROOT / "docs" / "mutation.md", None)
         return 0
-    command = "make mutants" + (f' ARGS="{" ".join(options.patterns)}"' if options.patterns else "")
+    args = options.patterns + ([f"--timeout {options.timeout:g}"] if options.timeout != 30.0 else [])
+    command = "make mutants" + (f' ARGS="{" ".join(args)}"' if args else "")  # a longer limit is part of the result
     results = run(selected, options.workers, options.timeout, command)
     write_report(results, known, json.loads(EQUIVALENT.read_text()) if EQUIVALENT.exists() else {},
                  ROOT / "docs" / "mutation.md", command)

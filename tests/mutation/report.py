@@ -32,7 +32,10 @@ FAIL, a crash or a hang kills a mutant; "errors" are mutants the grader could no
 
 A run replaces the rows of the exercises it ran and keeps the others (each row says
 when it was measured); the seconds are the wall time of the exercise's run on the
-measuring machine (2 cores, shared).
+measuring machine (2 cores, shared). The grader's limit per mutant is 30 s (`--timeout S`
+changes it, and the command of the rows then says so): an exercise whose own tests take
+near that long (5.6 on the CUDA simulator: about 31 s) is measured with a longer one, or
+every mutant that passes would count as killed by a hang.
 """
 
 
