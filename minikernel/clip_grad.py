@@ -35,7 +35,10 @@ def get_total_norm(tensors: Tensors, norm_type: float = 2.0, error_if_nonfinite:
       one gives ``minikernel.tensor(0.0)``.
     * ``norm_type = float(norm_type)`` (so ``"inf"`` works). The norm of each tensor, then
       the same norm of those norms: for finite p, :math:`(\sum_t \|g_t\|_p^p)^{1/p}`; for
-      ``inf`` the largest ``|x|`` of any tensor (torch: ``torch.linalg.vector_norm``).
+      ``inf`` the largest ``|x|`` of any tensor, for ``-inf`` the smallest (torch:
+      ``torch.linalg.vector_norm``). The largest or smallest of no numbers does not exist: when
+      ``norm_type`` is ``inf`` or ``-inf`` and any tensor is empty, raise a ``RuntimeError`` whose
+      message says that the norm cannot be computed on an empty tensor, as torch does.
     * With ``error_if_nonfinite`` and a total that is inf or NaN, raise
       ``RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is
       non-finite, so it cannot be clipped. To disable this error and scale the gradients by

@@ -13,8 +13,11 @@ from minikernel.tensor import Tensor
 def _vector_norm(x: np.ndarray, p: float) -> np.ndarray:
     """torch.linalg.vector_norm(x, p) of a flat array, in x's dtype."""
     a = np.abs(x.reshape(-1))
+    if abs(p) == float("inf") and a.size == 0:  # max and min of nothing have no identity
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on an empty tensor "
+                           "because the operation does not have an identity")
     if p == float("inf"):
-        return a.max(initial=0)
+        return a.max()
     if p == float("-inf"):
         return a.min()
     if p == 0:

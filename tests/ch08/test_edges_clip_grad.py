@@ -47,3 +47,24 @@ def test_clip_grads_with_norm_of_a_lone_parameter(max_norm):
     torch.nn.utils.clip_grads_with_norm_(tparam, max_norm, total)
     C.clip_grads_with_norm_(mparam, max_norm, mk_tensor(total))
     assert torch.allclose(as_torch(mparam.grad), tparam.grad, rtol=1e-12, atol=0), "the gradient differs from torch's"
+
+
+@pytest.mark.exercise("8.5")
+@pytest.mark.parametrize("norm_type", [float("inf"), float("-inf")])
+@pytest.mark.parametrize("shapes", [[(0,)], [(0, 3), (2,)], [(2,), (0,)]])
+def test_get_total_norm_refuses_an_infinite_order_over_an_empty_tensor(shapes, norm_type):
+    """The largest (``inf``) or smallest (``-inf``) of no numbers does not exist: torch raises a
+    RuntimeError when any tensor is empty, rather than return 0 (``max(initial=0)``) or let a
+    numpy ``ValueError`` through."""
+    made = [torch.ones(s, dtype=torch.float64) for s in shapes]
+    with pytest.raises(RuntimeError) as expected:
+        torch.nn.utils.get_total_norm(made, norm_type)
+    try:
+        got = C.get_total_norm([mk_tensor(t) for t in made], norm_type)
+    except NotImplementedError:  # the stub (a subclass of RuntimeError): the exercise is not written
+        raise
+    except RuntimeError as err:
+        assert "empty" in str(expected.value) and "empty" in str(err), (
+            f"the error should say the tensor is empty, as torch's does ({expected.value}); got: {err}")
+    else:
+        pytest.fail(f"torch raises ({expected.value}); minikernel returned {got}")
