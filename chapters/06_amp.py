@@ -233,8 +233,12 @@ for rows in (4096, 8):
 # `model, optimizer = amp.initialize(model, optimizer, opt_level="O1")`, then
 # `apex.parallel.DistributedDataParallel(model, delay_allreduce=True)` and
 # `apex.parallel.convert_syncbn_model(model)`, 'needing a Volta GPU (V100, TITAN V)'.
-# Apex's amp is deprecated in favour of PyTorch's own `torch.amp`, and its
-# DistributedDataParallel and SyncBatchNorm have counterparts in PyTorch itself.
+# Apex itself now sends its users to PyTorch: its README
+# ([github.com/NVIDIA/apex](https://github.com/NVIDIA/apex#readme), section *Contents*)
+# heads the Amp section with "**Deprecated. Use PyTorch AMP**" (linking `torch.amp`),
+# the distributed section with "`apex.parallel.DistributedDataParallel` is deprecated.
+# Use `torch.nn.parallel.DistributedDataParallel`", and *Synchronized Batch
+# Normalization* with "Deprecated. Use `torch.nn.SyncBatchNorm`".
 # Apex is not installed here, so each piece is shown through its replacement. The
 # opt levels, as the notes describe them, and their counterparts:
 #
