@@ -12,7 +12,9 @@ The package mirrors PyTorch's:
   forward and backward side by side; ``functions`` gathers them (``F``); ``generated`` —
   the nodes of formulas declared in ``aten/native_functions.py``;
 * ``custom_functions`` — a hand-written Function (exercise 3.8);
-* ``finite_differences`` — ``gradcheck``: finite differences against backward (exercise 3.9).
+* ``finite_differences`` — ``gradcheck``: finite differences against backward (exercise 3.9);
+  ``checks`` — the exported ``gradcheck``: 3.9's check with torch's handling of inputs,
+  outputs and grad mode around it.
 
 Grad mode, the graph's classes and the view nodes sit below the Tensor, in
 ``minikernel/_C/`` (a Tensor holds its node and reads grad mode); ``grad_mode.py``,
@@ -21,6 +23,7 @@ here sits above the Tensor.
 """
 from . import (
                api,
+               checks,
                custom_functions,
                derivatives,
                engine,
@@ -32,8 +35,9 @@ from . import (
                values,
 )
 from .api import backward, grad
+from .checks import gradcheck
 from .engine import InputBuffer, accumulate_grad, nodes_to_run, run_backward, topological_order
-from .finite_differences import GradcheckError, gradcheck, gradgradcheck, numerical_jacobian
+from .finite_differences import GradcheckError, gradgradcheck, numerical_jacobian
 from .function import BackwardNode, Function, once_differentiable
 from .grad_mode import (
                enable_grad,
@@ -49,4 +53,4 @@ __all__ = ["inference_mode", "is_inference_mode_enabled", "Function", "backward"
            "enable_grad", "set_grad_enabled", "is_grad_enabled", "Node", "RemovableHandle", "BackwardNode",
            "topological_order", "run_backward", "accumulate_grad", "InputBuffer", "nodes_to_run",
            "numerical_jacobian", "graph", "grad_mode", "engine", "api", "function", "functions",
-           "derivatives", "custom_functions", "finite_differences", "values"]
+           "derivatives", "custom_functions", "finite_differences", "checks", "values"]

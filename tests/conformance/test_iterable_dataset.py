@@ -6,6 +6,7 @@ torch's refusals of ``shuffle``/``sampler``/``batch_sampler``."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -121,3 +122,44 @@ def test_len_of_a_stream_without_len_is_a_type_error_like_torch():
 def test_get_worker_info_is_none_in_the_main_process_like_torch():
     assert mkdata.get_worker_info() is None and get_worker_info() is None
     assert _both(ShardedRange(0, 2), batch_size=None) == [[0, -1], [1, -1]]
+
+
+class UnderReported(ShardedRange):
+    """A stream whose ``__len__`` says fewer samples than it yields."""
+
+    def __len__(self) -> int:
+        return 3
+
+
+def _length_warnings(loader_class, asks_len, dataset, **options):
+    """The messages of the warnings one epoch gives, with their category and the file they point to."""
+    loader = loader_class(dataset, timeout=WAIT_S if options.get("num_workers") else 0, **options)
+    if asks_len:
+        len(loader)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        batches = [b for b in loader]  # noqa: C416 - the warning must point at this line's file
+    assert batches, "the stream gave nothing"
+    return [(w.category, str(w.message), w.filename) for w in caught if "Length of IterableDataset" in str(w.message)]
+
+
+@pytest.mark.parametrize(("batch_size", "asks_len"), [(None, True), (2, True), (4, True), (None, False)])
+def test_a_stream_longer_than_its_len_warns_like_torch(batch_size, asks_len):
+    dataset = UnderReported(0, 10)
+    theirs = _length_warnings(torch.utils.data.DataLoader, asks_len, dataset, batch_size=batch_size)
+    mine = _length_warnings(mkdata.DataLoader, asks_len, dataset, batch_size=batch_size)
+    assert mine == theirs
+    batches = 10 if batch_size is None else math.ceil(10 / batch_size)
+    assert len(mine) == (max(0, batches - 3) if asks_len else 0)  # one per batch past len(dataset), as torch
+    for category, message, filename in mine:
+        assert category is UserWarning and filename == __file__
+        assert "was reported to be 3(when accessing len(dataloader))" in message and "samples have been fetched" in message
+
+
+@pytest.mark.exercise("10.3")
+def test_a_stream_longer_than_its_len_warns_with_workers_like_torch():
+    dataset = UnderReported(0, 10)
+    theirs = _length_warnings(torch.utils.data.DataLoader, True, dataset, batch_size=None, num_workers=2)
+    mine = _length_warnings(mkdata.DataLoader, True, dataset, batch_size=None, num_workers=2)
+    assert mine == theirs and len(mine) == 10 - 3  # the workers yield 5 + 5 samples, one a batch
+    assert all("For multiprocessing data-loading" in message for _, message, _ in mine)

@@ -124,6 +124,7 @@ class DataLoader:
         self.batch_sampler = batch_sampler if batch_sampler is not None else (
             BatchSampler(sampler, batch_size, drop_last) if auto else None if self._iterable else _OneAtATime(sampler))
         self._iterator: _MultiProcessIter | None = None
+        self._reported_length: int | None = None  #: len(dataset) of a stream, once len(loader) asked for it
         self._initialized = True
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -133,6 +134,8 @@ class DataLoader:
 
     def __len__(self) -> int:
         if self._iterable:
+            # Remembered, as torch does: an iterator made after this warns once it yields more.
+            self._reported_length = len(self.dataset)
             return It.iterable_length(self.dataset, self.batch_size, self.drop_last)
         return len(self.batch_sampler)
 
@@ -240,9 +243,35 @@ class _BaseIter:
         # Drawn here, after the sampler iterator is made but before it draws its permutation:
         # the same order as torch, so a seeded run shuffles the same way.
         self.base_seed = int(torch.empty((), dtype=torch.int64).random_(generator=loader.generator).item())
+        self._start_count()
+
+    def _start_count(self) -> None:
+        """Count this epoch's batches against the stream length ``len(loader)`` reported, if it did."""
+        self.num_yielded = 0
+        self.reported_length = self.loader._reported_length if self.loader._iterable else None
 
     def __iter__(self) -> Iterator:
         return self
+
+    def __next__(self) -> Any:
+        batch = self._next_data()
+        self.num_yielded += 1
+        if self.reported_length is not None and self.num_yielded > self.reported_length:
+            warnings.warn(self._length_message(), stacklevel=2)
+        return batch
+
+    def _next_data(self) -> Any:
+        raise NotImplementedError
+
+    def _length_message(self) -> str:
+        """torch's words (compared are the batches handed out and ``len(dataset)``, as torch does)."""
+        message = (f"Length of IterableDataset {self.loader.dataset} was reported to be {self.reported_length}"
+                   f"(when accessing len(dataloader)), but {self.num_yielded} samples have been fetched. ")
+        if self.loader.num_workers > 0:
+            message += ("For multiprocessing data-loading, this could be caused by not properly configuring the "
+                        "IterableDataset replica at each worker. Please see "
+                        "https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset for examples.")
+        return message
 
     def _pinned(self, batch: Any) -> Any:
         return torch.utils.data._utils.pin_memory.pin_memory(batch) if self.pin else batch
@@ -254,7 +283,7 @@ class _SingleProcessIter(_BaseIter):
         if isinstance(self.dataset, It.IterableFetcher):
             self.dataset.start(self.epoch)  # as torch: the dataset's __iter__ runs in iter(loader)
 
-    def __next__(self) -> Any:
+    def _next_data(self) -> Any:
         indices = next(self.sampler_iter)
         try:
             return self._pinned(self.collate_fn([self.dataset[i] for i in indices]))
@@ -307,6 +336,7 @@ class _MultiProcessIter(_BaseIter):
         """A new epoch on the same workers (``persistent_workers``)."""
         self.epoch += 1
         self.sampler_iter = iter(self.loader._tasks(self.epoch))
+        self._start_count()
         self._start_epoch()
 
     def _try_put_index(self) -> None:
@@ -348,7 +378,7 @@ class _MultiProcessIter(_BaseIter):
                 data.reraise()
             return idx, data
 
-    def __next__(self) -> Any:
+    def _next_data(self) -> Any:
         while True:
             if self.exhausted and self.rcvd_idx == self.send_idx:
                 if not self.loader.persistent_workers:
