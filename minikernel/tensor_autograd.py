@@ -14,30 +14,15 @@ from . import tensor_backends
 from ._C import graph
 from ._C.view_nodes import AsStridedBackward
 
-_MULTI_OUTPUT_VIEW = (
-    "Output {nr} of {name} is a view and is being modified inplace. This view is the output of a function that "
-    "returns multiple views. Such functions do not allow the output views to be modified inplace. You should "
-    "replace the inplace operation by an out-of-place one.")
 _VIEW_OF_LEAF = "a view of a leaf Variable that requires grad is being used in an in-place operation."
-_NO_GRAD_VIEW = (
-    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
-    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
-    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
-    "you want the inplace to be tracked).")
-_NO_GRAD_VIEW_REBASED = (
-    "A view was created in no_grad mode and its base or another view of its base has been modified inplace with "
-    "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
-    "code by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
-    "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
-_VIEW_OF_NO_GRAD_VIEW = (
-    "Output {nr} of {name} is a view of a view which was created in no_grad mode and is being modified inplace with "
-    "grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
-    "code by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
-    "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
-_MULTI_OUTPUT_VIEW_REBASED = (
-    "Output {nr} of {name} is a view and its base or another view of its base has been modified inplace. This view "
-    "is the output of a function that returns multiple views. Such functions do not allow the output views to be "
-    "modified inplace. You should replace the inplace operation by an out-of-place one.")
+#: What follows torch's first sentence, by the view's creation meta (torch's ``handle_view_on_rebase``).
+_MULTI_OUTPUT_SUFFIX = (
+    " This view is the output of a function that returns multiple views. Such functions do not allow the output "
+    "views to be modified inplace. You should replace the inplace operation by an out-of-place one.")
+_NO_GRAD_SUFFIX = (
+    " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+    "both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be "
+    "tracked) or both outside (if you want the inplace to be tracked).")
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 
 _NON_LEAF_GRAD = (
@@ -61,11 +46,12 @@ class AutogradMixin:
         self._grad_fn: Optional[graph.Node] = None
         self._base = None  # the tensor this one is a view of (None: not a view)
         self._view_version = 0  # the version when this view's grad_fn was last set
+        self._creation_meta: Optional[str] = None  # torch's CreationMeta: None (DEFAULT), "multi" or "no_grad"
         self._multi_output_view: Optional[str] = None  # "Unbind", ... when made by a multi-view op
         self._output_nr = 0
         self._accumulator: Optional[graph.Node] = None  # its AccumulateGrad
         self._retains_grad = False
-        self._no_grad_view = False  # a view taken under no_grad of a tensor that requires grad
+        self._no_grad_view = False  # a view taken under no_grad (True), or a view of one ("view")
         self._post_accumulate_hooks: dict = {}  # id -> fn(tensor), after AccumulateGrad
         self._vc = [0]  # version counter, shared by views of the same memory
 
@@ -82,6 +68,44 @@ class AutogradMixin:
             self._multi_output_view = ""
         if source._no_grad_view:
             self._no_grad_view = "view"
+        self._creation_meta = source._creation_meta  # torch: a view made in grad mode keeps its source's
+
+    # Setting either flag makes it the view's creation meta: the later one wins, as a new
+    # non-default CreationMeta replaces an inherited one in torch.
+    @property
+    def _multi_output_view(self) -> Optional[str]:
+        return self._multi_output_name
+
+    @_multi_output_view.setter
+    def _multi_output_view(self, name: Optional[str]) -> None:
+        self._multi_output_name = name
+        if name is not None:
+            self._creation_meta = "multi"
+
+    @property
+    def _no_grad_view(self):
+        return self._no_grad_flag
+
+    @_no_grad_view.setter
+    def _no_grad_view(self, flag) -> None:
+        self._no_grad_flag = flag
+        if flag:
+            self._creation_meta = "no_grad"
+
+    def _view_rebase_error(self, indirect: bool) -> RuntimeError:
+        """torch's ``handle_view_on_rebase``: the refusal of an in-place write into this view
+        (``indirect``: into its base or another view of it) when the view was made by a
+        multi-output op or under no_grad. Its first sentence depends on whether the view has
+        a ``grad_fn``; the second on how it was made."""
+        modified = "its base or another view of its base has been" if indirect else "is being"
+        node = self._grad_fn
+        if self._creation_meta == "no_grad" or node is None:
+            prefix = ("A view was created in" if node is None else
+                      f"Output {self._output_nr} of {self._view_name()} is a view of a view which was created in")
+            message = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
+        else:
+            message = f"Output {self._output_nr} of {self._view_name()} is a view and {modified} modified inplace."
+        return RuntimeError(message + (_MULTI_OUTPUT_SUFFIX if self._creation_meta == "multi" else _NO_GRAD_SUFFIX))
 
     def _is_view(self) -> bool:
         """Whether this tensor is a view of another's memory (``torch.Tensor._is_view()``)."""
@@ -102,10 +126,10 @@ class AutogradMixin:
         """
         base = self._base
         if base is not None and self._view_version != self._vc[0]:
-            if base.requires_grad and self._multi_output_view is not None:
-                raise RuntimeError(_MULTI_OUTPUT_VIEW_REBASED.format(nr=self._output_nr, name=self._view_name()))
-            if base.requires_grad and self._no_grad_view:
-                raise RuntimeError(_NO_GRAD_VIEW_REBASED)
+            if self._grad_fn is None and not base.requires_grad:
+                return None  # nothing to rebase onto (torch returns here too, keeping the old version)
+            if self._creation_meta is not None:
+                raise self._view_rebase_error(indirect=True)
             self._view_version = self._vc[0]
             if base.requires_grad:
                 old, old_nr = self._grad_fn, self._output_nr
@@ -127,13 +151,11 @@ class AutogradMixin:
         self._grad_fn = node
 
     def _check_inplace(self) -> None:
-        """torch's refusals before an in-place op that will be recorded."""
-        if self._no_grad_view:  # torch names the node when the view has one (a view of such a view)
-            if self._no_grad_view is True or self._grad_fn is None:
-                raise RuntimeError(_NO_GRAD_VIEW)
-            raise RuntimeError(_VIEW_OF_NO_GRAD_VIEW.format(nr=self._output_nr, name=self._view_name()))
-        if self._multi_output_view is not None and self.requires_grad:
-            raise RuntimeError(_MULTI_OUTPUT_VIEW.format(nr=self._output_nr, name=self._view_name()))
+        """torch's refusals before an in-place op that will be recorded (``check_inplace``): a view
+        made by a multi-output op or under no_grad, whether or not it requires grad; a view of
+        a leaf that requires grad; such a leaf itself."""
+        if self._base is not None and self._creation_meta is not None:
+            raise self._view_rebase_error(indirect=False)
         base = self._base
         if base is not None and base.is_leaf and base.requires_grad:
             raise RuntimeError(_VIEW_OF_LEAF)
