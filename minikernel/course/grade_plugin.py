@@ -17,13 +17,6 @@ from pathlib import Path
 
 import pytest
 
-# Imported here, in the process that forks the exercises, rather than in each exercise's
-# process: torch imports sympy (through torch.fx) the first time some functions run
-# (torch.broadcast_shapes, autograd's grad), and torch.testing.assert_close imports
-# torch.distributed.tensor on its first call.
-import torch.distributed.tensor  # noqa: F401
-import torch.fx.experimental.symbolic_shapes  # noqa: F401
-
 from . import grade_pool
 from .exercise import STUB_MESSAGE_RE, id_key, registry, stub_exercise_id
 from .grade_detail import describe_failure, test_in_words
@@ -164,7 +157,8 @@ def pytest_runtestloop(session):
     # Each failure is described by grade_detail from the exception itself; pytest's own
     # long report, which parses every file of the traceback, would go unread.
     config.option.tbstyle = "native"
-    grade_pool.warm_numba()
+    if sum(1 for items in groups.values() if items) > 1:
+        grade_pool.warm_up()
     grade_pool.run_all(
         {i: items for i, items in groups.items() if items},
         lambda exercise_id, items: run_exercise(session, exercise_id, items),

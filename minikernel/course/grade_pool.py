@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import faulthandler
 import gc
+import importlib
 import json
 import os
 import resource
@@ -57,17 +58,26 @@ def freeze_heap() -> None:
     gc.freeze()
 
 
-def warm_numba() -> None:
-    """Load numba's compiler registries now, when the tests imported numba, so that each
-    exercise's process does not: the first kernel a process compiles or reads from
-    numba's cache imports and registers numba's typing and lowering modules (about 0.3 s).
-    Call it in the parent, before forking; it starts no thread."""
+#: What torch imports the first time some of its functions run: sympy (through torch.fx)
+#: for ``torch.broadcast_shapes`` and autograd's ``grad``, ``torch.distributed.tensor``
+#: for ``torch.testing.assert_close`` (about 1 s together).
+TORCH_LATE_IMPORTS = ("torch.distributed.tensor", "torch.fx.experimental.symbolic_shapes")
+
+
+def warm_up() -> None:
+    """Do once, in the parent, what each exercise's process would otherwise do for itself:
+    import what torch imports late (``TORCH_LATE_IMPORTS``), and load numba's compiler
+    registries (the first kernel a process compiles or reads from numba's cache imports
+    and registers numba's typing and lowering modules, about 0.3 s).
+
+    Worth it when several exercises are graded; for one, its process pays only for what
+    its tests use. Call it before forking; it starts no thread."""
+    for name in TORCH_LATE_IMPORTS:
+        importlib.import_module(name)
     # Only when the tests imported numba: minikernel.device sets numba's variables (the
     # CUDA simulator or not) before numba's first import, so this must not be that import.
     if "numba" in sys.modules:
-        from numba.core.registry import cpu_target
-
-        cpu_target.target_context.refresh()
+        importlib.import_module("numba.core.registry").cpu_target.target_context.refresh()
 
 
 def _start(exercise_id: str, items: list, run_one: Callable[[str, list], None], out: Path) -> int:

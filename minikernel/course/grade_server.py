@@ -211,7 +211,7 @@ def preload(env: dict[str, str]) -> None:
         for entry in importlib.metadata.entry_points(group="pytest11"):
             with contextlib.suppress(Exception):
                 importlib.import_module(entry.value.split(":")[0])
-    if "numba" in sys.modules:  # numba's typing and lowering registries, as grade_pool.warm_numba
+    if "numba" in sys.modules:  # numba's typing and lowering registries, as grade_pool.warm_up
         with contextlib.suppress(Exception):
             sys.modules["numba.core.registry"].cpu_target.target_context.refresh()
     # hypothesis gathers the constants of the "local" modules (the course's) from every
