@@ -80,7 +80,8 @@ def run(selected: list[str], workers: int, timeout_s: float, command: str) -> di
             results[ident] = {"name": ", ".join(known[ident].functions), "mutants": len(found), **counts,
                               "seconds": round(time.monotonic() - start), "date": datetime.date.today().isoformat(), "command": command,
                               "survivors": survivors, "errors": errors}
-            RESULTS.write_text(json.dumps(dict(sorted(results.items(), key=lambda kv: _order(kv[0]))), indent=1) + "\n")
+            results = dict(sorted(results.items(), key=lambda kv: _order(kv[0])))  # the report lists them so too
+            RESULTS.write_text(json.dumps(results, indent=1) + "\n")
             row = results[ident]
             print(f"{ident}: {row['killed']} killed, {row['survived']} survived (equivalent ones included), "
                   f"{row['error']} errors, {row['seconds']} s", file=sys.stderr, flush=True)
