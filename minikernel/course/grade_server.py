@@ -58,6 +58,12 @@ PRELOAD = ("numpy", "torch", "torch.distributed.tensor", "torch.fx.experimental.
            "pytest", "_pytest.python", "_pytest.fixtures", "_pytest.assertion.rewrite", "hypothesis",
            "hypothesis.strategies", "hypothesis.extra.numpy", "_hypothesis_pytestplugin", "pluggy")
 NUMBA_PRELOAD = ("numba", "numba.core.registry", "numba.np.ufunc.parallel", "numba.cuda")
+#: Set for the server unless the notebook sets it: OpenMP's idle threads (torch's and
+#: numba's parallel loops) sleep instead of spinning. The exercises are graded several at
+#: once, one per core, and a spinning thread takes a core from another exercise's process
+#: (references on, chapter 02 from the command line with it set: about 25% less CPU).
+#: It is read when torch loads OpenMP, so only a server started with it gets it.
+SERVER_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 
 # --- both sides ------------------------------------------------------------------
@@ -147,7 +153,7 @@ def connect(env: dict[str, str]) -> socket.socket | None:
     if sock is not None:
         return sock
     with open(path.with_suffix(".log"), "w") as log:
-        server = subprocess.Popen([sys.executable, "-P", __file__, str(path)], env=env, cwd=ROOT,
+        server = subprocess.Popen([sys.executable, "-P", __file__, str(path)], env={**SERVER_ENV, **env}, cwd=ROOT,
                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                   start_new_session=True)
     end = time.monotonic() + START_S
