@@ -232,7 +232,7 @@ class AutogradMixin:
         """Keep the gradient of this non-leaf tensor in ``.grad`` during backward (no-op on leaves)."""
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.is_leaf or self._retains_grad:
+        if self._grad_fn is None or self._retains_grad:  # torch reads the field: a view's history is not remade here
             return
         self._retains_grad = True
         self.grad_fn._retains_grad[self._output_nr] = weakref.ref(self)  # (the node must not keep it alive)
@@ -255,6 +255,8 @@ class AutogradMixin:
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         node, nr = graph.gradient_edge(self)
+        if node is None:  # a view taken under no_grad: no gradient reaches it, so the hook never runs (torch)
+            return graph.add_hook({}, hook)
         return graph.add_hook(node._tensor_pre_hooks.setdefault(nr, {}), hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable) -> graph.RemovableHandle:

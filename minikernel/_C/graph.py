@@ -265,10 +265,15 @@ class Node:
 
 def gradient_edge(t: "Tensor") -> Edge:
     """Where a gradient for ``t`` goes: its ``grad_fn`` (which output), its
-    ``AccumulateGrad`` for a leaf that requires grad, else nowhere ``(None, 0)``."""
+    ``AccumulateGrad`` for a leaf that requires grad, else nowhere ``(None, 0)``.
+
+    A view taken under ``no_grad`` of a tensor that requires grad requires grad too, but
+    as in torch its gradient goes nowhere: it has no ``grad_fn`` and no accumulator of its
+    own (its ``requires_grad`` comes from its base), so nothing reaches its ``.grad`` or the
+    base's, and the nodes that would compute it save and check nothing for it."""
     if t.grad_fn is not None:
         return t.grad_fn, t._output_nr
-    if t.requires_grad:
+    if t.requires_grad and not (t._base is not None and t._no_grad_view is True):
         return t._grad_accumulator(), 0
     return None, 0
 

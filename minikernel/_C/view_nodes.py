@@ -97,7 +97,11 @@ class CopySlices(Node):
         return super().__call__(grad_outputs, keep_graph)
 
     def apply(self, grad: Any) -> Grads:
-        if has_internal_overlap(*self._view[:2]):  # torch copies the view's gradient back through it
+        # The base's gradient is made only when its previous history takes one (torch's
+        # task_should_compute_output(0)); the view's window is then written back, which torch
+        # refuses for a view that names one element several times (an expand).
+        wants_base = self.next_functions[0][0] is not None
+        if wants_base and has_internal_overlap(*self._view[:2]):
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                                "single memory location. Please clone() the tensor before performing the operation.")
         cls = type(grad)
@@ -105,6 +109,8 @@ class CopySlices(Node):
         out.base._numpy_view()[...] = grad._numpy_view()
         window = out.window(self._view)
         grads = self.fn((_dense(cls, window),), self._keep_graph)
+        if not wants_base:
+            return (None, *grads[1:])
         first = grads[0] if grads else None
         window[...] = 0 if first is None else first._numpy_view()
         return (out.dense_base(), *grads[1:])

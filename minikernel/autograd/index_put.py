@@ -60,8 +60,11 @@ def index_put_(x: Tensor, key: Key, values: Tensor) -> Tensor:
     if recording:
         x._check_inplace()  # first, as torch's autograd layer refuses before the kernel looks at the indices
         _ = x.grad_fn, values.grad_fn  # then it reads both histories (a rebased multi-output view refuses)
-    masked_fill = values.numel() == 1 and any(isinstance(k, np.ndarray) and k.dtype == bool for k in key)
-    if not masked_fill:  # (torch's masked_fill path reads a one-element value once, first)
+    # torch's masked_fill path (canDispatchToMaskedFill): a one-element value and one mask, no other
+    # index array; it reads the value once, first. Any other key is checked for overlap first.
+    arrays = [k for k in key if isinstance(k, np.ndarray)]
+    masked_fill = values.numel() == 1 and len(arrays) == 1 and arrays[0].dtype == bool
+    if not masked_fill:
         check_overlap(x, [values], allow_full=False, internal=False)
     if has_internal_overlap(x.shape, x.stride()):
         warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "

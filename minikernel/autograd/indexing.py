@@ -15,6 +15,7 @@ from ..shape_rules import ZERO_DIM_INDEX, check_slice_step
 from ..tensor import Tensor, bool_
 from . import values as V
 from .function import Function
+from .grad_mode import is_grad_enabled
 
 _np = V.array
 
@@ -136,6 +137,8 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     (``aten::index.Tensor``, numpy's rules among them)."""
     out, picks, changed = apply_slicing(x, key, check_picks=False)
     if picks is not None:
+        if is_grad_enabled() and out.requires_grad:
+            _ = out.grad_fn  # torch's autograd layer takes the edge first: a view it refuses to remake raises here
         check_bounds(out, picks)  # on the sliced view: an empty result checks nothing, as in torch
         return V.call("index.Tensor", out, picks)
     return out if changed else V.call("alias", x)

@@ -2,7 +2,8 @@
 index expressions), each run through both: the order of torch's index errors, writes into
 expanded memory, which node records a write, views made under ``no_grad``, what
 ``autograd.grad`` captures for an input whose node runs, ``retain_grad`` through a view,
-``mark_dirty`` on a view, and out-of-range indices that pick nothing."""
+``mark_dirty`` on a view, out-of-range indices that pick nothing, and which writes of a value
+sharing the written memory torch refuses."""
 from __future__ import annotations
 
 import pytest
@@ -210,3 +211,23 @@ def test_writing_a_tensor_into_a_view_of_itself_like_torch(case):
         x[1, 0:1] = L.ones(1, 1) * 3
         return a.tolist(), x.tolist()
     _same(run)
+
+
+OVERLAPPING_WRITES = {  # a[key] = a one-element view of a's own memory
+    "two masks": lambda L: (L.tensor([False, True]), L.tensor([True])),
+    "a mask and an integer tensor": lambda L: (L.tensor([False, True]), L.tensor([0])),
+    "one mask": lambda L: (L.tensor([[False], [True]]),),
+    "a mask and a slice": lambda L: (L.tensor([False, True]), slice(None)),
+    "an integer tensor": lambda L: (L.tensor([1]),),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OVERLAPPING_WRITES))
+def test_a_write_of_a_value_sharing_the_written_memory_like_torch(case):
+    """torch fills through ``masked_fill_`` (no overlap check) only for one mask and a one-element
+    value; with a second mask or an integer index its ``index_put_`` refuses the shared memory."""
+    def write(lib):
+        a = lib.tensor([[1.0], [2.0]], dtype=lib.float64)
+        a[OVERLAPPING_WRITES[case](lib)] = a.view(-1)[:1]
+        return a.flatten().tolist()
+    assert _outcome(mk, write) == _outcome(torch, write)

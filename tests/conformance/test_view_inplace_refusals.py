@@ -101,11 +101,20 @@ def _sibling_written_then_multi_grad_fn(lib):
     return u[1].grad_fn
 
 
+def _multi_written_then_indexed_out_of_range(lib):
+    """torch's autograd layer takes the view's edge (and refuses it) before the kernel checks the index."""
+    u = (_rg(lib) * 1).unbind(0)[1]
+    with lib.no_grad():
+        u.mul_(2)
+    return u[lib.tensor([5, 0])].grad_fn
+
+
 CASES = [_multi_of_non_leaf, _multi_of_constant_written_with_grad, _view_of_multi_of_constant,
          _view_of_multi_of_non_leaf, _no_grad_view, _no_grad_view_of_constant_written_with_grad,
          _view_of_no_grad_view, _no_grad_multi_view, _multi_view_of_no_grad_view, _base_written_then_multi_grad_fn,
          _base_written_then_no_grad_view_grad_fn, _constant_base_written_with_grad_then_multi_grad_fn,
-         _constant_base_written_without_grad_then_multi_grad_fn, _sibling_written_then_multi_grad_fn]
+         _constant_base_written_without_grad_then_multi_grad_fn, _sibling_written_then_multi_grad_fn,
+         _multi_written_then_indexed_out_of_range]
 
 
 def _outcome(case, lib):

@@ -1,0 +1,91 @@
+"""A view taken under ``no_grad`` of a tensor that requires grad, used in grad mode, against torch:
+it requires grad, but its gradient goes nowhere (no edge: neither its ``.grad`` nor its base's
+is written), and a built-in node none of whose inputs takes a gradient checks none of its saved
+tensors, while a user's ``Function`` still runs its backward (and its saved-tensor check); a hook
+registered on it is accepted and never runs."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import minikernel
+from minikernel import autograd as A
+
+
+def _no_grad_view(lib):
+    leaf = lib.ones(3, dtype=lib.float64, requires_grad=True)
+    with lib.no_grad():
+        view = leaf.permute(0)
+    return leaf, view
+
+
+@pytest.mark.exercise("3.3")
+def test_its_gradient_goes_nowhere_like_torch():
+    outcome = {}
+    for lib in (torch, minikernel):
+        leaf, view = _no_grad_view(lib)
+        out = view * 2
+        edges = [n is None for n, _ in out.grad_fn.next_functions]
+        out.sum().backward()
+        outcome[lib] = (view.requires_grad, view.is_leaf, edges, leaf.grad is None, view.grad is None)
+    assert outcome[minikernel] == outcome[torch] == (True, True, [True, True], True, True)
+
+
+@pytest.mark.exercise("3.3")
+def test_a_built_in_node_without_edges_checks_no_saved_tensor_like_torch():
+    outcome = {}
+    for lib in (torch, minikernel):
+        constant = lib.ones(1, 3, dtype=lib.float64)
+        _, view = _no_grad_view(lib)
+        out = 2.0 - constant * view  # MulBackward0 saved `constant`, for a gradient nobody takes
+        constant.mul_(2)
+        out.sum().backward()
+        outcome[lib] = (out.grad_fn.name().removeprefix("torch::autograd::"), constant._version)
+    assert outcome[minikernel] == outcome[torch]
+
+
+def _product(lib):
+    base = torch.autograd.Function if lib is torch else A.Function
+
+    class Product(base):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a * b
+
+        @staticmethod
+        def backward(ctx, grad):
+            a, b = ctx.saved_tensors
+            return grad * b, grad * a
+    return Product
+
+
+@pytest.mark.exercise("3.3")
+def test_a_users_function_without_edges_still_checks_its_saved_tensors_like_torch():
+    outcome = {}
+    for lib in (torch, minikernel):
+        constant = lib.ones(3, dtype=lib.float64)
+        _, view = _no_grad_view(lib)
+        out = _product(lib).apply(constant, view)
+        constant.mul_(2)
+        try:
+            out.sum().backward()
+            outcome[lib] = None
+        except RuntimeError as err:
+            if "exercise" in str(err):
+                raise
+            outcome[lib] = str(err).split(" is at version")[0].split("[")[0]
+    assert outcome[minikernel] == outcome[torch] is not None
+
+
+@pytest.mark.exercise("3.3")
+def test_a_hook_on_it_is_accepted_and_never_runs_like_torch():
+    outcome = {}
+    for lib in (torch, minikernel):
+        leaf, view = _no_grad_view(lib)
+        calls = []
+        handle = view.register_hook(lambda g, calls=calls: calls.append(g))
+        (view * 2).sum().backward()
+        handle.remove()
+        outcome[lib] = (len(calls), leaf.grad is None, view.grad is None)
+    assert outcome[minikernel] == outcome[torch] == (0, True, True)
