@@ -120,6 +120,16 @@ def test_learner_frame_from_a_dump_names_the_override_file(tmp_path, monkeypatch
     assert learner_frame_from_dump(dump) == f"{case}:5 in to_index: while True:"
 
 
+def test_learner_frame_from_a_dump_never_names_the_command_line():
+    # An exercise forked by `python -m minikernel grade`, stopped inside compiled code:
+    # no frame of the learner's is on the stack, only the command line's and the test's.
+    dump = ('Thread 0x1 (most recent call first):\n'
+            f'  File "{ROOT}/tests/ch05/test_layer_norm_gpu.py", line 5 in test_x\n'
+            f'  File "{ROOT}/minikernel/course/grading.py", line 9 in run\n'
+            f'  File "{ROOT}/minikernel/__main__.py", line 60 in main\n')
+    assert learner_frame_from_dump(dump) == ""
+
+
 def test_learner_frame_of_a_recursion_names_the_recursive_call():
     dump = ('Thread 0x1 (most recent call first):\n'
             f'  File "{ROOT}/minikernel/strides.py", line 9 in add\n'

@@ -22,6 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 #: references in solutions/ (a reference that calls the learner's exercise shows it).
 _LEARNER_DIRS = (ROOT / "minikernel", ROOT / "solutions")
 _COURSE_DIR = ROOT / "minikernel" / "course"
+#: The command line's entry: on the stack of every exercise's process that the command
+#: line forked, never the learner's code.
+_ENTRY = ROOT / "minikernel" / "__main__.py"
 _MAX_LINES = 14
 _MAX_CHARS = 1500
 #: A line on the stack this many times is a recursion: that line is named, not the deepest.
@@ -39,12 +42,13 @@ def test_in_words(name: str, doc: str | None) -> str:
 
 
 def is_learner_file(filename: str) -> bool:
-    """True for a file under minikernel/ (outside minikernel/course/) or solutions/."""
+    """True for a file under minikernel/ (outside minikernel/course/ and the command line's
+    ``minikernel/__main__.py``) or solutions/."""
     try:
         path = Path(filename).resolve()
     except (OSError, ValueError):
         return False
-    if path.is_relative_to(_COURSE_DIR):
+    if path.is_relative_to(_COURSE_DIR) or path == _ENTRY:
         return False
     return any(path.is_relative_to(d) for d in _LEARNER_DIRS)
 
