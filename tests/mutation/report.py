@@ -35,7 +35,9 @@ when it was measured); the seconds are the wall time of the exercise's run on th
 measuring machine (2 cores, shared). The grader's limit per mutant is 30 s (`--timeout S`
 changes it, and the command of the rows then says so): an exercise whose own tests take
 near that long (5.6 on the CUDA simulator: about 31 s) is measured with a longer one, or
-every mutant that passes would count as killed by a hang.
+every mutant that passes would count as killed by a hang. So is one measured on a busy
+machine: at a load average of about 10 on the 2 cores, 2.3's tests took over 30 s and its
+8 equivalent mutants counted as hangs; with `--timeout 90` they survive.
 """
 
 
