@@ -27,8 +27,9 @@
 # (2.2–2.5), `minikernel/kernels/gpu.py` (2.6–2.9). Each stub's docstring states the
 # loop it must run and the PyTorch call it must match. Everything around the kernels
 # — dispatch, checks, output allocation, launching — is complete code in
-# `minikernel/ops.py` and `minikernel/kernels/launch.py`; read it when a cell below
-# points there.
+# `minikernel/aten/` (`tensor_iterator.py`: the steps every operator shares; `binary_ops.py`,
+# `unary_ops.py`, `reduce_ops.py`, `linalg.py`: the operators that call your kernels) and
+# `minikernel/kernels/launch.py`; read them when a cell below points there.
 #
 # **No GPU?** Then the GPU kernels run on numba's **CUDA simulator**, which runs each
 # CUDA thread as a Python thread: the same source, the same `threadIdx`, shared
@@ -61,7 +62,8 @@ import numpy as np
 import torch
 
 import minikernel as mk
-from minikernel import Tensor, ops
+from minikernel import Tensor
+from minikernel.aten import binary_ops, tensor_iterator
 from minikernel.course import notebook_display
 from minikernel.kernels import launch, layout, sizes
 
@@ -127,7 +129,8 @@ except RuntimeError as err:
 # %% [markdown]
 # ## 2. The same steps in minikernel
 #
-# `x + y` on a minikernel Tensor calls `minikernel.ops.add`, which does the steps in
+# `x + y` on a minikernel Tensor calls the operator `aten::add`, whose CPU and CUDA kernel is
+# `minikernel.aten.binary_ops.add` (chapter 09 follows the way there). It does the steps in
 # PyTorch's order: **device dispatch** (all operands on one device, pick that device's
 # kernel), **dtype dispatch** (result dtype by PyTorch's promotion rules; the kernels
 # take float32, float64 and int64), **error checks**, **allocate** the output with the
@@ -150,7 +153,7 @@ for call in (lambda: m + m.cuda(), lambda: Tensor.from_torch(torch.ones(2, dtype
         call()
     except RuntimeError as err:
         print("RuntimeError:", err)
-print("result_type(int64 tensor, 2.5):", ops.result_type(Tensor.from_torch(torch.arange(3)), 2.5),
+print("result_type(int64 tensor, 2.5):", tensor_iterator.result_type(Tensor.from_torch(torch.arange(3)), 2.5),
       "| torch:", torch.result_type(torch.arange(3), 2.5))
 
 # %% [markdown]
@@ -273,13 +276,13 @@ for mine, theirs, text in [(mcol + mrow, col + row, "col + row"), (mrow * 2 - mc
     print(f"{text:14} dtype {str(mine.dtype):8} shape {mine.shape}  {'ok' if same else 'DIFFERENT'}")
 
 # %% [markdown]
-# The three variants in minikernel: `ops.add(a, b, out=c)` is the workhorse, `a.add_(b)`
+# The three variants in minikernel: `binary_ops.add(a, b, out=c)` is the workhorse, `a.add_(b)`
 # calls it with `out=a`, and `a + b` allocates. `out=` is checked like PyTorch checks
 # it — a float result may not go into an int64 tensor:
 
 # %%
 ma, mc = Tensor.from_torch(torch.ones(2, 3)), Tensor.from_torch(torch.empty(2, 3))
-print("out= returns out:", ops.add(ma, Tensor.from_torch(b), out=mc) is mc, "| values:", mc.tolist()[0])
+print("out= returns out:", binary_ops.add(ma, Tensor.from_torch(b), out=mc) is mc, "| values:", mc.tolist()[0])
 print("add_ returns self:", ma.add_(Tensor.from_torch(b)) is ma, "| a now:", ma.tolist()[0])
 try:
     Tensor.from_torch(torch.arange(3)).add_(0.5)

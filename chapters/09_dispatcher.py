@@ -406,8 +406,8 @@ print("the Python binding torch.add is generated too:", torch.add is torch._C._V
 # in `minikernel/aten/native_functions.py`, registered by `aten/registration.py`; more
 # below): `Autograd` records the graph when an
 # input requires grad and otherwise redispatches; `ADInplaceOrView` bumps the version
-# of an in-place op's target; `CPU`/`CUDA` run `minikernel.ops` and your chapter 02
-# kernels. A minikernel tensor's keys, beside torch's:
+# of an in-place op's target; `CPU`/`CUDA` run the kernels of `minikernel/aten/`
+# (`binary_ops.add`, ...) and your chapter 02 kernels. A minikernel tensor's keys, beside torch's:
 
 # %%
 print("minikernel:", mk.ones(2)._dispatch_keys().torch_names("cpu"))

@@ -7,8 +7,7 @@ from . import device  # first: picks the CUDA simulator before numba is imported
 from . import strides
 from .course import exercise
 from . import autograd  # chapter 03
-from . import kernels, ops, ops_reference, tensor_backends, view_ops  # chapters 01-02
-from . import copy_ops, factory_ops, shape_views, write_ops
+from . import kernels, tensor_backends  # chapters 01-02
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
 from .tensor import Tensor, bool_, cat, float32, float64, int32, int64, ones, stack, tensor, where, zeros

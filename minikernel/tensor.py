@@ -16,11 +16,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import device as dev
-from . import shape_rules as R
 from . import strides as S
 from ._C.grad_mode import is_grad_enabled
+from .aten import shape_rules as R
+from .aten.memory_overlap import check_overlap
 from .device import Device, DeviceLike
-from .memory_overlap import check_overlap
 from .dispatch.keys import ALWAYS, DispatchKey, DispatchKeySet
 from .kernels.layout import contiguous_strides
 from .strides import Shape, Storage
@@ -85,7 +85,7 @@ def _address(array: Any) -> int:
 #: A tensor's dispatch keys by backend (``Tensor._dispatch_keys``).
 _CPU_KEYS, _CUDA_KEYS = ALWAYS.add(DispatchKey.CPU), ALWAYS.add(DispatchKey.CUDA)
 
-#: torch's dim wrapping and its IndexError (``shape_rules.py``).
+#: torch's dim wrapping and its IndexError (``aten/shape_rules.py``).
 _wrap_dim = R.wrap_dim
 
 
@@ -209,8 +209,8 @@ class Tensor(AutogradMixin, OperatorsMixin):
         return route("as_strided", self, tuple(size), tuple(stride), storage_offset)
 
     # Each view goes through the dispatcher (``aten::view``, ...): the Autograd key records it
-    # when a gradient is involved, the backend computes the header (``view_ops.py``: your
-    # chapter 01 code). Shape checks and their messages: ``shape_rules.py``, on every path.
+    # when a gradient is involved, the backend computes the header (``aten/shape.py``: your
+    # chapter 01 code). Shape checks and their messages: ``aten/shape_rules.py``, on every path.
     def view(self, *shape) -> "Tensor":
         if not shape:
             raise TypeError('view() missing 1 required positional arguments: "size"')
@@ -298,7 +298,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
 
     swapaxes = swapdims
 
-    # Views with no chapter 01 exercise: numpy's header (``shape_views.py``). ``narrow``, ``flatten``,
+    # Views with no chapter 01 exercise: numpy's header (``aten/shape.py``). ``narrow``, ``flatten``,
     # ``unflatten`` and ``chunk`` are compositions, as in PyTorch (CompositeImplicitAutograd).
     def select(self, dim: int, index: int) -> "Tensor":
         return route("select.int", self, dim, index)
@@ -379,7 +379,7 @@ class Tensor(AutogradMixin, OperatorsMixin):
         return self[key]
 
     # ----------------------------------------------------- writing in place
-    # aten::copy_, fill_.Scalar, zero_ (``write_ops.py``): the backend writes, ADInplaceOrView bumps the
+    # aten::copy_, fill_.Scalar, zero_ (``aten/copy.py``): the backend writes, ADInplaceOrView bumps the
     # version, the Autograd kernel records (``autograd/inplace.py``).
     def copy_(self, src: "Tensor") -> "Tensor":
         """Write ``src`` (broadcast to this shape, cast to this dtype) into this tensor's memory."""

@@ -11,8 +11,8 @@ runs, highest key first:
 * ``ADInplaceOrView`` — for in-place ops, bumps the version counter after the
   layers below wrote;
 * ``Python`` — a ``DispatchMode`` that is on, if any;
-* ``CPU`` / ``CUDA`` — the backend kernel: ``minikernel.ops`` (dtype dispatch, checks,
-  your chapter 02 kernel), ``ops_reference``, ``view_ops``, ...
+* ``CPU`` / ``CUDA`` — the backend kernel, a function of ``minikernel/aten/`` (``binary_ops.add``:
+  ``tensor_iterator.py``'s dtype dispatch and checks, then your chapter 02 kernel)
 
 Which kernel each key runs for each operator is declared once, in
 ``aten/native_functions.py``, and registered by ``aten/registration.py``.

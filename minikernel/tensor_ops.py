@@ -4,7 +4,7 @@ bindings, ``python_variable_methods.cpp``, from ``native_functions.yaml`` the sa
 
 Each method calls its operator (``aten::add``, ...) through minikernel's dispatcher
 (chapter 09): the Autograd key's kernel records the graph when autograd is involved
-(chapter 03), otherwise the backend key's kernel runs ``minikernel.ops`` — device
+(chapter 03), otherwise the backend key's kernel runs its ``minikernel/aten/`` kernel — device
 dispatch, dtype dispatch, checks, output allocation, then your chapter 02 kernel.
 A method's parameters are the schema's, ``self`` first, with the schema's defaults:
 ``sum(dim=None, keepdim=False)``; ``__radd__`` swaps the operands; ``add_`` and

@@ -212,28 +212,28 @@ def test_a_declaration_with_an_unknown_kernel_is_refused():
     with pytest.raises(KeyError, match="no kernel module 'opz'"):
         registration.kernel("opz.add")
     with pytest.raises(AttributeError, match="has no function 'nope'"):
-        registration.kernel("ops.nope")
+        registration.kernel("unary_ops.nope")
 
 
 def test_a_declaration_with_an_unknown_recorder_is_refused():
-    native = NativeFunction(func="frob(Tensor self) -> Tensor", dispatch="ops.neg", autograd="frob")
+    native = NativeFunction(func="frob(Tensor self) -> Tensor", dispatch="unary_ops.neg", autograd="frob")
     with pytest.raises(AttributeError, match="functions has no 'frob'"):
         registration.recorder(native)
 
 
 def test_a_derivative_for_a_missing_input_is_refused():
-    native = NativeFunction(func="frob(Tensor self) -> Tensor", dispatch="ops.neg",
+    native = NativeFunction(func="frob(Tensor self) -> Tensor", dispatch="unary_ops.neg",
                             autograd=Derivative("FrobBackward0", other=lambda grad: grad))
     with pytest.raises(ValueError, match=r"formulas for \['other'\]"):
         registration.recorder(native)
-    native = NativeFunction(func="frob(Tensor self) -> Tensor", dispatch="ops.neg",
+    native = NativeFunction(func="frob(Tensor self) -> Tensor", dispatch="unary_ops.neg",
                             autograd=Derivative("FrobBackward0", self=lambda grad, out: grad))
     with pytest.raises(ValueError, match=r"use \['out'\]"):
         registration.recorder(native)
 
 
 def test_a_method_needs_self_in_the_schema():
-    native = NativeFunction(func="frob(Tensor x) -> Tensor", dispatch="ops.neg", autograd=NOT_DIFFERENTIABLE)
+    native = NativeFunction(func="frob(Tensor x) -> Tensor", dispatch="unary_ops.neg", autograd=NOT_DIFFERENTIABLE)
     with pytest.raises(ValueError, match="binding=MANUAL"):
         method(native, "frob")
 
@@ -255,10 +255,10 @@ def test_by_name_lists_every_declaration_once():
 
 
 def test_sqrt_comes_from_its_declaration_alone():
-    """``sqrt`` was added as one declaration and one kernel (``ops_reference.sqrt``): the dispatcher,
+    """``sqrt`` was added as one declaration and one kernel (``unary_ops.sqrt``): the dispatcher,
     the Tensor method, its autograd node and its conformance entry all come from them."""
     assert dispatch.registry.get("sqrt").table() == {
-        "CPU": "ops_reference.sqrt", "CUDA": "ops_reference.sqrt", "Autograd": "autograd.functions.sqrt"}
+        "CPU": "unary_ops.sqrt", "CUDA": "unary_ops.sqrt", "Autograd": "autograd.functions.sqrt"}
     theirs = (torch.rand(2, 3, dtype=torch.float64) + 0.1).t().requires_grad_()
     mine = Tensor.from_torch(theirs.detach().clone()).requires_grad_()
     expected, got = theirs.sqrt(), mine.sqrt()
@@ -278,5 +278,5 @@ def test_an_entry_describes_itself_as_the_yaml_would():
     add, sqrt = BY_NAME["add"].describe(), BY_NAME["sqrt"].describe()
     assert add.splitlines()[:3] == ["- func: add(Tensor self, Tensor other) -> Tensor",
                                     "  in place: add_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-                                    "  dispatch: CPU, CUDA: ops.add"]
+                                    "  dispatch: CPU, CUDA: binary_ops.add"]
     assert "  derivative: SqrtBackward0, self: grad / (2 * result)" in sqrt.splitlines()

@@ -3,7 +3,7 @@
 Every Tensor operator goes through the dispatcher to the CPU backend. There an unfinished
 chapter 02 kernel (or chapter 01 stride function, for a view) is replaced by the library's
 numpy stand-in, so later chapters run without chapters 01-02; a direct call of
-``minikernel.ops`` stays strict, and ``launch.set_reference_fallback(False)`` (chapters 01
+an operator's kernel in ``minikernel.aten`` stays strict, and ``launch.set_reference_fallback(False)`` (chapters 01
 and 02) turns the stand-in off. Unfinished exercises are simulated with stubs written here,
 so these tests check the same thing in both modes (no ``exercise`` marker).
 """
@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 import torch
 
-from minikernel import Tensor, ops, strides
+from minikernel import Tensor, strides
+from minikernel.aten import binary_ops
 from minikernel.dispatch import trace
 from minikernel.kernels import cpu, launch
 
@@ -41,7 +42,7 @@ def test_an_unfinished_kernel_is_replaced_by_numpy_only_inside_the_dispatcher(mo
     w = torch.randn(3)
     assert (Tensor.from_torch(t.T) + Tensor.from_torch(w)).stride() == (t.T + w).stride()  # torch's layout
     with pytest.raises(NotImplementedError, match=r"exercise 2\.3"):
-        ops.mul(m, v)  # the kernel path itself stays strict
+        binary_ops.mul(m, v)  # the kernel path itself stays strict
     with pytest.raises(RuntimeError, match="must match the size of tensor b"):
         m + Tensor.from_torch(torch.ones(5))  # the same shape error on every path
 

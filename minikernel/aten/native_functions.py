@@ -31,7 +31,7 @@ entries, and ``tests/test_native_functions.py`` checks that each entry has all i
 parts and that no undeclared operator is reachable.
 
 Adding an element-wise operator is one entry here and one kernel (``sqrt`` below and
-``ops_reference.sqrt``).
+``unary_ops.sqrt``).
 """
 from __future__ import annotations
 
@@ -162,68 +162,77 @@ class NativeFunction:
 
 
 N = NativeFunction  # short, so that the list below reads like the YAML's entries
+
+
+def _view_kernel(func: str) -> str:
+    """The kernel of a view with a chapter 01 exercise: ``shape.<name>``; ``index`` is indexing's."""
+    name = func.split("(")[0]
+    return f"{'indexing' if name == 'index' else 'shape'}.{name}"
+
+
 NUMBERS = "numbers"
 BINARY, UNARY, NUM = Samples(2, NUMBERS), Samples(), Samples(dtypes=NUMBERS)
 
 NATIVE_FUNCTIONS: tuple[NativeFunction, ...] = (
-    # ------------------------------------- element-wise, your chapter 02 kernels (ops.py)
-    N(func="add(Tensor self, Tensor other) -> Tensor", dispatch="ops.add", autograd="add",
+    # ------------------------- element-wise, your chapter 02 kernels (binary_ops.py, unary_ops.py)
+    N(func="add(Tensor self, Tensor other) -> Tensor", dispatch="binary_ops.add", autograd="add",
       variants=("inplace",), inplace_kernel=OUT_SELF, methods=("add", "__add__"), reflected=("__radd__",),
       inplace_methods=("add_", "__iadd__"), samples=BINARY),
-    N(func="sub(Tensor self, Tensor other) -> Tensor", dispatch="ops.sub", autograd="sub",
+    N(func="sub(Tensor self, Tensor other) -> Tensor", dispatch="binary_ops.sub", autograd="sub",
       variants=("inplace",), inplace_kernel=OUT_SELF, methods=("sub", "__sub__"), reflected=("__rsub__",),
       inplace_methods=("sub_", "__isub__"), samples=BINARY),
-    N(func="mul(Tensor self, Tensor other) -> Tensor", dispatch="ops.mul", autograd="mul",
+    N(func="mul(Tensor self, Tensor other) -> Tensor", dispatch="binary_ops.mul", autograd="mul",
       variants=("inplace",), inplace_kernel=OUT_SELF, methods=("mul", "__mul__"), reflected=("__rmul__",),
       inplace_methods=("mul_", "__imul__"), samples=BINARY),
-    N(func="div(Tensor self, Tensor other) -> Tensor", dispatch="ops.div", autograd="div",
+    N(func="div(Tensor self, Tensor other) -> Tensor", dispatch="binary_ops.div", autograd="div",
       variants=("inplace",), inplace_kernel=OUT_SELF, methods=("div", "__truediv__"), reflected=("__rtruediv__",),
       inplace_methods=("div_", "__itruediv__"), samples=Samples(2, positive=True)),
-    N(func="neg(Tensor self) -> Tensor", dispatch="ops.neg", autograd="neg", variants=("inplace",),
+    N(func="neg(Tensor self) -> Tensor", dispatch="unary_ops.neg", autograd="neg", variants=("inplace",),
       inplace_kernel=OUT_SELF, methods=("neg", "__neg__"), inplace_methods=("neg_",), samples=NUM),
-    N(func="exp(Tensor self) -> Tensor", dispatch="ops.exp", autograd="exp", variants=("inplace",),
+    N(func="exp(Tensor self) -> Tensor", dispatch="unary_ops.exp", autograd="exp", variants=("inplace",),
       inplace_kernel=OUT_SELF, methods=("exp",), inplace_methods=("exp_",), samples=UNARY),
-    N(func="log(Tensor self) -> Tensor", dispatch="ops.log", autograd="log", variants=("inplace",),
+    N(func="log(Tensor self) -> Tensor", dispatch="unary_ops.log", autograd="log", variants=("inplace",),
       inplace_kernel=OUT_SELF, methods=("log",), inplace_methods=("log_",), samples=Samples(positive=True)),
-    N(func="relu(Tensor self) -> Tensor", dispatch="ops.relu", autograd="relu", variants=("inplace",),
+    N(func="relu(Tensor self) -> Tensor", dispatch="unary_ops.relu", autograd="relu", variants=("inplace",),
       inplace_kernel=OUT_SELF, methods=("relu",), inplace_methods=("relu_",), samples=NUM),
-    N(func="sigmoid(Tensor self) -> Tensor", dispatch="ops.sigmoid", autograd="sigmoid", variants=("inplace",),
+    N(func="sigmoid(Tensor self) -> Tensor", dispatch="unary_ops.sigmoid", autograd="sigmoid", variants=("inplace",),
       inplace_kernel=OUT_SELF, methods=("sigmoid",), inplace_methods=("sigmoid_",), samples=UNARY),
-    # ---------------------------------------------------- reductions and matmul (ops.py)
-    N(func="sum(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", dispatch="ops.sum", autograd="sum",
+    # ------------------------------------- reductions and matmul (reduce_ops.py, linalg.py)
+    N(func="sum(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", dispatch="reduce_ops.sum", autograd="sum",
       methods=("sum",), samples=NUM),
-    N(func="mean(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", dispatch="ops.mean",
+    N(func="mean(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", dispatch="reduce_ops.mean",
       autograd="mean", methods=("mean",), samples="mean"),
-    N(func="max(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", dispatch="ops.max", autograd="max",
+    N(func="max(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", dispatch="reduce_ops.max", autograd="max",
       methods=("max",), samples="max"),
-    N(func="amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", dispatch="ops.amax",
+    N(func="amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor", dispatch="reduce_ops.amax",
       autograd="amax", methods=("amax",), samples="amax"),
-    N(func="matmul(Tensor self, Tensor other) -> Tensor", dispatch="ops.matmul", autograd="matmul",
+    N(func="matmul(Tensor self, Tensor other) -> Tensor", dispatch="linalg.matmul", autograd="matmul",
       methods=("matmul", "__matmul__"), samples=Samples("matrices")),
-    # ------------------------------- no chapter 02 kernel: the numpy reference (ops_reference.py)
-    N(func="pow(Tensor self, Tensor exponent) -> Tensor", dispatch="ops_reference.pow", autograd="pow",
+    # --------- no chapter 02 kernel: the numpy reference (the reference halves of unary_ops.py,
+    # --------- binary_ops.py, reduce_ops.py; tensor_compare.py, indexing.py, shape.py's joins)
+    N(func="pow(Tensor self, Tensor exponent) -> Tensor", dispatch="binary_ops.pow", autograd="pow",
       methods=("pow", "__pow__"), reflected=("__rpow__",), samples=Samples(dtypes=NUMBERS, args=(2,))),
-    N(func="prod(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", dispatch="ops_reference.prod",
+    N(func="prod(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", dispatch="reduce_ops.prod",
       autograd="prod", methods=("prod",), samples="prod"),
-    N(func="where(Tensor condition, Tensor self, Tensor other) -> Tensor", dispatch="ops_reference.where",
+    N(func="where(Tensor condition, Tensor self, Tensor other) -> Tensor", dispatch="tensor_compare.where",
       autograd="where", methods=("where",), functions=("where",), samples="where"),
-    N(func="tanh(Tensor self) -> Tensor", dispatch="ops_reference.tanh", autograd="tanh", variants=("inplace",),
+    N(func="tanh(Tensor self) -> Tensor", dispatch="unary_ops.tanh", autograd="tanh", variants=("inplace",),
       inplace_kernel=COPY_BACK, methods=("tanh",), inplace_methods=("tanh_",), samples=UNARY),
-    N(func="sqrt(Tensor self) -> Tensor", dispatch="ops_reference.sqrt",
+    N(func="sqrt(Tensor self) -> Tensor", dispatch="unary_ops.sqrt",
       autograd=Derivative("SqrtBackward0", self=lambda grad, result: grad / (2 * result)),
       methods=("sqrt",), samples=Samples(positive=True)),
-    *(N(func=f"{n}(Tensor self, Tensor other) -> Tensor", dispatch=f"ops_reference.{n}", autograd=NOT_DIFFERENTIABLE,
+    *(N(func=f"{n}(Tensor self, Tensor other) -> Tensor", dispatch=f"tensor_compare.{n}", autograd=NOT_DIFFERENTIABLE,
         methods=(f"__{n}__",), samples=BINARY) for n in ("gt", "lt", "ge", "le")),
-    N(func="eq(Tensor self, Tensor other) -> Tensor", dispatch="ops_reference.eq", autograd=NOT_DIFFERENTIABLE,
+    N(func="eq(Tensor self, Tensor other) -> Tensor", dispatch="tensor_compare.eq", autograd=NOT_DIFFERENTIABLE,
       methods=("eq",), samples=BINARY),
-    N(func="index.Tensor(Tensor self, Any indices) -> Tensor", dispatch="ops_reference.index_tensor",
+    N(func="index.Tensor(Tensor self, Any indices) -> Tensor", dispatch="indexing.index_tensor",
       autograd="index_tensor", methods=("__getitem__",), binding=MANUAL, samples="__getitem__"),
-    N(func="cat(Tensor[] tensors, int dim=0) -> Tensor", dispatch="ops_reference.cat", autograd="cat",
+    N(func="cat(Tensor[] tensors, int dim=0) -> Tensor", dispatch="shape.cat", autograd="cat",
       functions=("cat",), binding=MANUAL, samples="cat"),
-    N(func="stack(Tensor[] tensors, int dim=0) -> Tensor", dispatch="ops_reference.stack", autograd="stack",
+    N(func="stack(Tensor[] tensors, int dim=0) -> Tensor", dispatch="shape.stack", autograd="stack",
       functions=("stack",), binding=MANUAL, samples="stack"),
-    # ------------------------------------------- views, your chapter 01 code (view_ops.py)
-    *(N(func=f, dispatch=f"view_ops.{f.split('(')[0]}", autograd=f.split("(")[0], methods=(m,), binding=MANUAL,
+    # --------------------------- views, your chapter 01 code (shape.py; index: indexing.py)
+    *(N(func=f, dispatch=_view_kernel(f), autograd=f.split("(")[0], methods=(m,), binding=MANUAL,
         samples=s) for f, m, s in (
         ("view(Tensor(a) self, int[] size) -> Tensor(a)", "view", "view"),
         ("reshape(Tensor(a) self, int[] shape) -> Tensor(a)", "reshape", "reshape"),
@@ -234,10 +243,10 @@ NATIVE_FUNCTIONS: tuple[NativeFunction, ...] = (
         ("index(Tensor(a) self, Any indices) -> Tensor(a)", "__getitem__", "__getitem__"),
         ("contiguous(Tensor(a) self) -> Tensor(a)", "contiguous", "contiguous"))),
     N(func="as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a)",
-      dispatch="view_ops.as_strided", autograd=FALLS_THROUGH, methods=("as_strided",), binding=MANUAL,
+      dispatch="shape.as_strided", autograd=FALLS_THROUGH, methods=("as_strided",), binding=MANUAL,
       samples="as_strided"),
-    # ---------------------------- views with no chapter 01 exercise: numpy's header (shape_views.py)
-    *(N(func=f, dispatch=f"shape_views.{k}", autograd=k, methods=(m,), binding=MANUAL, samples=s) for f, k, m, s in (
+    # ---------------------------------- views with no chapter 01 exercise: numpy's header (shape.py)
+    *(N(func=f, dispatch=f"shape.{k}", autograd=k, methods=(m,), binding=MANUAL, samples=s) for f, k, m, s in (
         ("select.int(Tensor(a) self, int dim, int index) -> Tensor(a)", "select", "select", "select"),
         ("slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a)",
          "slice_", "narrow", "narrow"),
@@ -253,28 +262,28 @@ NATIVE_FUNCTIONS: tuple[NativeFunction, ...] = (
         ("split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]", "split_with_sizes",
          "split", "split(sizes)"),
         ("unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", "unfold", "unfold", "unfold"))),
-    # ------------------------------------------------------------ writes (write_ops.py)
-    N(func="copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", dispatch="write_ops.copy_",
+    # -------------------------------------------- writes (copy.py; index_put_: indexing.py)
+    N(func="copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", dispatch="copy.copy_",
       autograd=Inplace("copy"), methods=("copy_",), binding=MANUAL, samples="copy_"),
-    N(func="fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", dispatch="write_ops.fill_",
+    N(func="fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", dispatch="copy.fill_",
       autograd=Inplace("fill"), methods=("fill_",), binding=MANUAL, samples="fill_"),
-    N(func="zero_(Tensor(a!) self) -> Tensor(a!)", dispatch="write_ops.zero_", autograd=Inplace("zero"),
+    N(func="zero_(Tensor(a!) self) -> Tensor(a!)", dispatch="copy.zero_", autograd=Inplace("zero"),
       methods=("zero_",), binding=MANUAL, samples="zero_"),
     N(func="index_put_(Tensor(a!) self, Any indices, Tensor values, bool accumulate=False) -> Tensor(a!)",
-      dispatch="write_ops.index_put_", autograd=FALLS_THROUGH, methods=("__setitem__",), binding=MANUAL,
+      dispatch="indexing.index_put_", autograd=FALLS_THROUGH, methods=("__setitem__",), binding=MANUAL,
       samples="__setitem__"),
-    # ----------------------------------------------------------- copies (copy_ops.py)
-    N(func="clone(Tensor self) -> Tensor", dispatch="copy_ops.clone", autograd="clone", methods=("clone",),
+    # ---------------------------------------------------------------- copies (copy.py)
+    N(func="clone(Tensor self) -> Tensor", dispatch="copy.clone", autograd="clone", methods=("clone",),
       binding=MANUAL, samples="clone"),
-    N(func="_to_copy(Tensor self, *, Any device=None) -> Tensor", dispatch="copy_ops._to_copy",
+    N(func="_to_copy(Tensor self, *, Any device=None) -> Tensor", dispatch="copy._to_copy",
       autograd=FALLS_THROUGH, methods=("to", "cpu", "cuda"), binding=MANUAL, samples="tests/ch02/test_ops.py"),
-    # ------------------------------------- factories: BackendSelect picks the device (factory_ops.py)
-    N(func="zeros(int[] size, *, Any dtype=None, Any device=None) -> Tensor", dispatch="factory_ops.zeros",
+    # ------------------------------------- factories: BackendSelect picks the device (factories.py)
+    N(func="zeros(int[] size, *, Any dtype=None, Any device=None) -> Tensor", dispatch="factories.zeros",
       autograd=NOT_DIFFERENTIABLE, functions=("zeros",), binding=MANUAL, samples="zeros"),
-    N(func="ones(int[] size, *, Any dtype=None, Any device=None) -> Tensor", dispatch="factory_ops.ones",
+    N(func="ones(int[] size, *, Any dtype=None, Any device=None) -> Tensor", dispatch="factories.ones",
       autograd=NOT_DIFFERENTIABLE, functions=("ones",), binding=MANUAL, samples="ones"),
     N(func="full(int[] size, Scalar fill_value, *, Any dtype=None, Any device=None) -> Tensor",
-      dispatch="factory_ops.full", autograd=NOT_DIFFERENTIABLE, binding=MANUAL, samples="fill_"),
+      dispatch="factories.full", autograd=NOT_DIFFERENTIABLE, binding=MANUAL, samples="fill_"),
 )
 
 BY_NAME: dict[str, NativeFunction] = {f.name: f for f in NATIVE_FUNCTIONS}

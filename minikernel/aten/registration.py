@@ -23,13 +23,14 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any, Callable, Optional
 
-from .. import copy_ops, dispatch, factory_ops, ops, ops_reference, shape_views, view_ops, write_ops
+from .. import dispatch
 from ..autograd import functions as autograd_functions
 from ..autograd.generated import derivative_function
 from ..autograd.grad_mode import backward_running, is_grad_enabled
 from ..dispatch import DispatchKey
 from ..kernels import launch
 from ..tensor_backends import autograd_active, functions
+from . import binary_ops, copy, factories, indexing, linalg, reduce_ops, shape, tensor_compare, unary_ops
 from .native_functions import (
     COPY_BACK,
     FALLS_THROUGH,
@@ -43,10 +44,10 @@ from .native_functions import (
 
 K = DispatchKey
 
-#: The modules a declaration's ``dispatch`` names its kernel in (``"ops.add"``).
-KERNEL_MODULES: dict[str, ModuleType] = {
-    "ops": ops, "ops_reference": ops_reference, "view_ops": view_ops, "shape_views": shape_views,
-    "write_ops": write_ops, "copy_ops": copy_ops, "factory_ops": factory_ops}
+#: The modules a declaration's ``dispatch`` names its kernel in (``"binary_ops.add"``): the
+#: kernel files of this package, named after ATen's (``aten/src/ATen/native/BinaryOps.cpp``, ...).
+KERNEL_MODULES: dict[str, ModuleType] = {module.__name__.rpartition(".")[2]: module for module in (
+    unary_ops, binary_ops, tensor_compare, reduce_ops, linalg, shape, indexing, copy, factories)}
 
 #: how torch's messages name the multi-output view ops
 _MULTI_NAMES = {"unbind.int": "Unbind", "split.Tensor": "Split", "split_with_sizes": "SplitWithSizes"}
@@ -142,7 +143,7 @@ def _backend_select(name: str) -> Callable:
     op = dispatch.registry.get(name)
 
     def backend_select(keys, *args, **kwargs):
-        return dispatch.redispatch(op, factory_ops.backend_keys(keys, kwargs.get("device")), *args, **kwargs)
+        return dispatch.redispatch(op, factories.backend_keys(keys, kwargs.get("device")), *args, **kwargs)
 
     backend_select.__qualname__ = "BackendSelect: the device argument's backend"
     return backend_select
@@ -155,11 +156,13 @@ def _inplace_kernel(native: NativeFunction) -> tuple[str, Callable]:
     unary = sum(a.is_tensor for a in native.schema.arguments) == 1
     if native.inplace_kernel == OUT_SELF:
         if unary:
-            return f"ops.unary({name!r}, out=self)", lambda s: ops.unary(name, s, out=s, inplace=True)
-        return f"ops.binary({name!r}, out=self)", lambda s, o: ops.binary(name, s, o, out=s, inplace=True)
+            return (f"unary_ops.unary({name!r}, out=self)",
+                    lambda s: unary_ops.unary(name, s, out=s, inplace=True))
+        return (f"binary_ops.binary({name!r}, out=self)",
+                lambda s, o: binary_ops.binary(name, s, o, out=s, inplace=True))
     if native.inplace_kernel == COPY_BACK:
-        return (f"ops.unary('copy', {native.dispatch}(self), out=self)",
-                lambda s, *a: ops.unary("copy", functional(s, *a), out=s, inplace=True))
+        return (f"unary_ops.unary('copy', {native.dispatch}(self), out=self)",
+                lambda s, *a: unary_ops.unary("copy", functional(s, *a), out=s, inplace=True))
     raise ValueError(f"aten::{native.name}: inplace_kernel must be OUT_SELF or COPY_BACK, got {native.inplace_kernel!r}")
 
 

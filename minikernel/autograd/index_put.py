@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from .. import dispatch
+from ..aten.memory_overlap import check_overlap
 from ..dispatch import DispatchKey
 from ..kernels.layout import has_internal_overlap
-from ..memory_overlap import check_overlap
 from ..tensor import Tensor, copy_to, fill_into
 from . import values as V
 from .function import Function

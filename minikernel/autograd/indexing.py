@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..shape_rules import ZERO_DIM_INDEX, check_slice_step
+from ..aten.shape_rules import ZERO_DIM_INDEX, check_slice_step
 from ..tensor import Tensor, bool_
 from . import values as V
 from .function import Function

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
-from ..ops import check_out
+from ..aten.tensor_iterator import check_out
 from ..tensor import Tensor
 from . import values as V
 from .function import Function

@@ -1,6 +1,6 @@
 """The Autograd kernels of ``cat`` and ``stack`` (``CatBackward0``, ``StackBackward0``).
 
-Forward: the backend's join (``minikernel/join_ops.py``). Backward: each input gets
+Forward: the backend's join (``minikernel/aten/shape.py``). Backward: each input gets
 its own piece of the gradient — a ``narrow`` along the joined dim for ``cat``, a
 ``select`` for ``stack`` — cast back to its dtype; recorded, so it is differentiable
 again.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .. import shape_rules as R
+from ..aten import shape_rules as R
 from ..tensor import Tensor
 from . import values as V
 from .function import Function

@@ -19,7 +19,7 @@ Operand = Union[Tensor, int, float]
 
 def _binary_values(a: Operand, b: Operand):
     """Promote and wrap scalars (0-d tensors of the result dtype): (a, b, result dtype).
-    Shapes are checked once, by the backend (``minikernel.ops``)."""
+    Shapes are checked once, by the backend (``minikernel/aten/tensor_iterator.py``)."""
     dtype = V.result_dtype(a, b)
     return V.operand(a, dtype), V.operand(b, dtype), dtype
 

@@ -8,7 +8,7 @@ from typing import Optional
 
 import numpy as np
 
-from .. import ops
+from ..aten import reduce_ops
 from ..tensor import Tensor, _wrap_dim
 from . import derivatives as D, values as V
 from .function import Function
@@ -85,7 +85,7 @@ class Max(Function):
         return D.max_backward(grad, *ctx.saved_tensors)
 
 
-MaxResult = ops.MaxResult  # torch.return_types.max
+MaxResult = reduce_ops.MaxResult  # torch.return_types.max
 
 
 class MaxDim(Function):

@@ -1,7 +1,7 @@
 """The Autograd kernels of the views with no chapter 01 exercise: select, slice, squeeze
 (three overloads), unsqueeze, diagonal, unbind, split and split_with_sizes.
 
-Each view is computed by its backend kernel (``minikernel/shape_views.py``), called
+Each view is computed by its backend kernel (``minikernel/aten/shape.py``), called
 below Autograd (``V.compute``), so one pair of Functions serves them all: ``ViewOf``
 (forward: the view; backward: ``ViewScatter``) and ``ViewScatter`` (zeros of the
 input's shape, the same view of them, the gradient ``copy_``-ed into it — torch's

@@ -20,10 +20,11 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from .. import dispatch, shape_rules
+from .. import dispatch
+from ..aten import shape_rules
+from ..aten.tensor_iterator import result_type, scalar_tensor
 from ..dispatch import DispatchKey
 from ..kernels.layout import contiguous_strides
-from ..ops import result_type, scalar_tensor
 from ..tensor import _TORCH_NAMES, Tensor, _sizes
 
 Operand = Union[Tensor, int, float]
@@ -72,7 +73,7 @@ def view_of(base: Tensor, values: np.ndarray) -> Tensor:
 
 
 def result_dtype(*operands: Operand) -> np.dtype:
-    """PyTorch's type promotion (``torch.result_type``), as minikernel.ops computes it."""
+    """PyTorch's type promotion (``torch.result_type``), as the kernels compute it (``aten/tensor_iterator.py``)."""
     return result_type(*operands)
 
 
@@ -86,7 +87,7 @@ def operand(x: Operand, dtype: np.dtype) -> Tensor:
     return scalar_tensor(x, dtype, "cpu")
 
 
-#: PyTorch's broadcasting rule and error (``shape_rules.py``, shared with the kernel path).
+#: PyTorch's broadcasting rule and error (``aten/shape_rules.py``, shared with the kernel path).
 broadcast_shape = shape_rules.broadcast_shape
 
 

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import shape_rules as R
+from ..aten import shape_rules as R
 from ..kernels import layout
 from ..tensor import Tensor, _wrap_dim
 from . import derivatives as D, values as V

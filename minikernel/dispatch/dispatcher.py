@@ -59,7 +59,7 @@ def trace() -> Iterator[list[Step]]:
         >>> with trace() as steps:
         ...     a + b
         >>> [str(s) for s in steps]
-        ['aten::add @ Autograd: ... (kernel)', '  aten::add @ CPU: ops.add (kernel)']
+        ['aten::add @ Autograd: ... (kernel)', '  aten::add @ CPU: binary_ops.add (kernel)']
     """
     saved = _TRACE.steps, _TRACE.depth
     _TRACE.steps, _TRACE.depth = [], 0

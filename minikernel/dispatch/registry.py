@@ -161,7 +161,7 @@ class Operator:
 
     def dump_table(self) -> dict[str, str]:
         """The computed table, key name → entry, like ``torch._C._dispatch_dump_table``'s lines
-        (``"ops.add [kernel]"``, ``"fallthrough [backend fallback]"``); missing entries left out."""
+        (``"binary_ops.add [kernel]"``, ``"fallthrough [backend fallback]"``); missing entries left out."""
         where = {"kernel": "kernel", "fallback": "backend fallback"}
         return {key.name: f"{repr(entry) if entry is FALLTHROUGH else entry.name} [{where[self.provenance[key]]}]"
                 for key, entry in zip(_KEYS, self.dispatch_table) if entry is not None}

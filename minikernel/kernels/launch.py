@@ -1,6 +1,6 @@
 """Host side of every kernel: headers to arrays, the loop order, the launch configuration.
 
-By the time a function here runs, ``minikernel.ops`` has done the checks, chosen the
+By the time a function here runs, ``minikernel/aten/tensor_iterator.py`` has done the checks, chosen the
 dtypes and allocated the output; inputs arrive broadcast to the output's shape. Each
 function turns Tensors into what a kernel takes (flat storage, int64 shape and
 stride arrays, offsets), picks the CPU or GPU kernel by the output's device, and on
@@ -61,7 +61,7 @@ _STAND_IN = [True]
 def set_reference_fallback(enabled: bool) -> bool:
     """Let the library's numpy stand in for unfinished exercises inside the dispatcher (the
     default): the reference backend for a chapter 02 kernel, numpy's views for chapter 01's
-    stride functions (``view_ops.py``); or not.
+    stride functions (``aten/shape.py``); or not.
 
     Chapters 01 and 02 turn it off, so every op there runs your code and an unfinished
     exercise stops with its error; the later chapters leave it on, so they run whether or
@@ -81,8 +81,8 @@ def reference_fallback() -> Iterator[None]:
     """Inside the block, a CPU op whose kernel is unfinished (or whose dtype no kernel takes)
     runs on the numpy reference backend (``reference.py``) instead of raising.
 
-    The dispatcher's CPU backend runs every op this way; a direct call of ``minikernel.ops``
-    or of a kernel (chapter 02's tests, the grader) stays strict and raises the stub's error.
+    The dispatcher's CPU backend runs every op this way; a direct call of an operator's kernel in
+    ``minikernel.aten`` or of a kernel (chapter 02's tests, the grader) stays strict and raises the stub's error.
     """
     saved = _FALLBACK.allowed
     _FALLBACK.allowed = True

@@ -10,7 +10,7 @@ changes one thing from the step before:
    ``a[i, k] * b[k, :]`` to the row ``out[i, :]``. Both inner streams are contiguous,
    so the compiler vectorizes the loop; ``out[i, :]`` is read and written ``k`` times.
 
-The last step is your ``cpu_matmul`` (exercise 2.5), called through ``minikernel.ops``.
+The last step is your ``cpu_matmul`` (exercise 2.5), called through ``minikernel/aten/linalg.py``.
 The reference goes further: it copies tiles of ``a`` and ``b`` into small contiguous
 buffers that stay in cache (each tile of ``b`` serves 256 rows of ``a``) and computes
 4 x 4 outputs at a time, so each value loaded is used four times from a register.

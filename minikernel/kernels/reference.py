@@ -5,7 +5,7 @@ untouched stub, or a dtype it does not take (int32, bool) arrives, the CPU backe
 computes with this module instead, so the chapters after 02 (autograd, modules,
 optimizers, ...) run whether or not chapter 02 is finished. Only the final loop
 differs: the checks, the result dtype and the output's strides were decided by
-``minikernel.ops`` before either runs, so both give the same shapes, errors and
+``minikernel/aten/tensor_iterator.py`` before either runs, so both give the same shapes, errors and
 layouts.
 
 Each function has the signature of its counterpart in ``launch.py`` and writes into

@@ -6,7 +6,8 @@ import pytest
 import torch
 from hypothesis import assume, example, given, settings, strategies as st
 
-from minikernel import Tensor, ops
+from minikernel import Tensor
+from minikernel.aten import binary_ops, reduce_ops, unary_ops
 from minikernel.kernels import launch
 from minikernel.kernels.scalar_ops import BINARY, MAX, SUM, UNARY
 from tests.ch02.strategies import (
@@ -83,7 +84,7 @@ def test_unary_out_and_inplace_variants():
     x = torch.tensor([[-1.5, 0.0, 2.0], [3.0, -0.5, 1.0]])
     m = Tensor.from_torch(x.clone())
     out = Tensor.from_torch(torch.empty(2, 3, dtype=torch.float64))
-    assert ops.exp(m, out=out) is out  # out=: written in place and returned
+    assert unary_ops.exp(m, out=out) is out  # out=: written in place and returned
     assert_values(out.to_torch(), torch.exp(x, out=torch.empty(2, 3, dtype=torch.float64)))
     same = m.relu_()
     assert same is m and torch.equal(m.to_torch(), x.relu())  # in-place: the memory changed
@@ -102,9 +103,9 @@ def test_unary_special_values_like_torch():
 def test_unary_out_overlap_refused_like_torch():
     x = torch.arange(6.0)
     F = Tensor.from_torch  # views are made by torch: from_torch keeps their memory and header
-    assert_same_error(lambda: ops.neg(F(x[0:4]), out=F(x[2:6])), lambda: torch.neg(x[0:4], out=x[2:6]))
+    assert_same_error(lambda: unary_ops.neg(F(x[0:4]), out=F(x[2:6])), lambda: torch.neg(x[0:4], out=x[2:6]))
     wide = torch.zeros(3)
-    assert_same_error(lambda: ops.neg(F(torch.ones(2, 3)), out=F(wide.expand(2, 3))),
+    assert_same_error(lambda: unary_ops.neg(F(torch.ones(2, 3)), out=F(wide.expand(2, 3))),
                       lambda: torch.neg(torch.ones(2, 3), out=wide.expand(2, 3)))
 
 
@@ -157,7 +158,7 @@ def test_binary_out_and_inplace_variants():
     x, y = torch.arange(6.0).view(2, 3), torch.tensor([10.0, 20.0, 30.0])
     m = Tensor.from_torch(x.clone())
     out = Tensor.from_torch(torch.empty(2, 3))
-    assert ops.add(m, Tensor.from_torch(y), out=out) is out
+    assert binary_ops.add(m, Tensor.from_torch(y), out=out) is out
     assert torch.equal(out.to_torch(), x + y)
     m += Tensor.from_torch(y)  # __iadd__ is add_: the same memory
     assert torch.equal(m.to_torch(), x + y)
@@ -203,7 +204,7 @@ def test_cpu_reduce_kernel_on_raw_headers(t, name, data):
     o_storage, o_shape, o_strides, o_offset = kernel_args(out)
     a_storage, a_shape, a_strides, a_offset = kernel_args(t)
     op = SUM if name == "sum" else MAX
-    identity = ops._identity(op, a_storage.dtype)
+    identity = reduce_ops._identity(op, a_storage.dtype)
     launch.kernel("cpu", "reduce")(op, identity, o_storage, o_shape, o_strides, o_offset,
                                    a_storage, a_shape, a_strides, a_offset, dim)
     assert_values(out, expected)

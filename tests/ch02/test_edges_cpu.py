@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from minikernel import Tensor, ops
+from minikernel import Tensor
+from minikernel.aten import reduce_ops
 from minikernel.kernels import launch
 from minikernel.kernels.scalar_ops import BINARY, MAX, SUM, UNARY
 from minikernel.kernels.sizes import CPU_CHUNK, CPU_REDUCE_STRIP, CPU_TILE_K, CPU_TILE_M, CPU_TILE_N
@@ -77,7 +78,7 @@ def test_cpu_reduce_past_three_chunks(shape, dim, name):
     o_storage, o_shape, o_strides, o_offset = kernel_args(out)
     a_storage, a_shape, a_strides, a_offset = kernel_args(t)
     op = SUM if name == "sum" else MAX
-    launch.kernel("cpu", "reduce")(op, ops._identity(op, a_storage.dtype), o_storage, o_shape, o_strides, o_offset,
+    launch.kernel("cpu", "reduce")(op, reduce_ops._identity(op, a_storage.dtype), o_storage, o_shape, o_strides, o_offset,
                                    a_storage, a_shape, a_strides, a_offset, dim)
     assert_values(out, expected)
 
@@ -101,7 +102,7 @@ def test_cpu_reduce_over_any_dim_of_any_layout(make, dim, name):
     o_storage, o_shape, o_strides, o_offset = kernel_args(out)
     a_storage, a_shape, a_strides, a_offset = kernel_args(t)
     op = SUM if name == "sum" else MAX
-    launch.kernel("cpu", "reduce")(op, ops._identity(op, a_storage.dtype), o_storage, o_shape, o_strides, o_offset,
+    launch.kernel("cpu", "reduce")(op, reduce_ops._identity(op, a_storage.dtype), o_storage, o_shape, o_strides, o_offset,
                                    a_storage, a_shape, a_strides, a_offset, dim)
     assert_values(out, expected)
 

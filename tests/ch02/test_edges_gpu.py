@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 import torch
 
-from minikernel import device as dev, ops
+from minikernel import device as dev
+from minikernel.aten import reduce_ops
 from minikernel.kernels import launch, simcheck, sizes
 from minikernel.kernels.scalar_ops import BINARY, MAX, SUM, UNARY
 from tests.ch02.strategies import assert_values, blank_like_contiguous
@@ -77,7 +78,7 @@ def _recorded_reduce(t: torch.Tensor, dim: int, op: int) -> tuple[torch.Tensor, 
     with simcheck.recording() as record:
         o_storage, o_shape, o_strides, o_offset = _host(out)
         a_storage, a_shape, a_strides, a_offset = _host(t)
-        identity = ops._identity(op, a_storage.dtype)
+        identity = reduce_ops._identity(op, a_storage.dtype)
         launch.kernel("cuda", "reduce").launch(
             out.numel(), sizes.REDUCE_THREADS, op, identity,
             simcheck.CountingArray(o_storage, "out", record), o_shape, o_strides, o_offset,

@@ -23,7 +23,8 @@ import pytest
 import torch
 from hypothesis import assume, given, settings, strategies as st
 
-from minikernel import Tensor, ops
+from minikernel import Tensor
+from minikernel.aten import binary_ops, reduce_ops
 from minikernel.kernels import jit, launch, sizes
 from minikernel.kernels.scalar_ops import BINARY, MAX, SUM, UNARY
 from tests.ch02.strategies import assert_values, blank_like_contiguous, broadcastable_pair, laid_out, tensors
@@ -136,7 +137,7 @@ def test_gpu_zip_kernel_on_raw_headers(shapes, name, dtype, data):
 def test_binary_ops_on_cuda_match_torch(shapes, name, dtypes, data):
     x = laid_out(_random(shapes[0], dtypes[0], 3), data)
     y = laid_out(_random(shapes[1], dtypes[1], 4), data)
-    got = getattr(ops, name)(on_gpu(x), on_gpu(y))
+    got = getattr(binary_ops, name)(on_gpu(x), on_gpu(y))
     expected = getattr(torch, name)(as_copied(x), as_copied(y))
     assert_values(from_gpu(got), expected)
     assert got.stride() == expected.stride()
@@ -165,7 +166,7 @@ def test_gpu_reduce_kernel_on_raw_headers(t, name, data):
     o_storage, o_shape, o_strides, o_offset = gpu_args(out)
     a_storage, a_shape, a_strides, a_offset = gpu_args(t)
     op = SUM if name == "sum" else MAX
-    identity = ops._identity(op, np.dtype(str(t.dtype).removeprefix("torch.")))
+    identity = reduce_ops._identity(op, np.dtype(str(t.dtype).removeprefix("torch.")))
     launch.kernel("cuda", "reduce").launch(expected.numel(), sizes.REDUCE_THREADS, op, identity, o_storage, o_shape,
                                            o_strides, o_offset, a_storage, a_shape, a_strides, a_offset, dim)
     copy_back(o_storage, out)

@@ -12,7 +12,8 @@ import torch
 from hypothesis import given, strategies as st
 
 import minikernel as mk
-from minikernel import Tensor, device as dev, ops
+from minikernel import Tensor, device as dev
+from minikernel.aten import binary_ops, linalg, reduce_ops, tensor_iterator, unary_ops
 from minikernel.kernels import layout
 from tests.ch02.strategies import laid_out, tensors
 from tests.helpers import headers, strided_tensors
@@ -41,7 +42,7 @@ def test_result_type_matches_torch(x, y):
     if not any(isinstance(o[0], torch.Tensor) for o in (x, y)):
         return
     expected = torch.result_type(x[0], y[0])
-    assert ops.result_type(x[1], y[1]) == DT[expected]
+    assert tensor_iterator.result_type(x[1], y[1]) == DT[expected]
 
 
 # ----------------------------------------------------------- output layout
@@ -157,7 +158,7 @@ def test_mixed_devices_are_refused():
 def test_dtypes_no_kernel_takes_are_refused_by_the_kernel_path_and_computed_by_the_reference_backend():
     t = torch.arange(1, 7, dtype=torch.int32).reshape(2, 3)
     i, it = Tensor.from_torch(t), Tensor.from_torch(t.T.contiguous())
-    for call in (lambda: ops.add(i, i), lambda: ops.exp(i), lambda: ops.sum(i), lambda: ops.matmul(i, it)):
+    for call in (lambda: binary_ops.add(i, i), lambda: unary_ops.exp(i), lambda: reduce_ops.sum(i), lambda: linalg.matmul(i, it)):
         with pytest.raises(RuntimeError, match="not implemented for 'Int'.*float32, float64 and int64"):
             call()
     # through the dispatcher (Tensor operators) the numpy reference backend takes them, as torch does
@@ -168,7 +169,7 @@ def test_dtypes_no_kernel_takes_are_refused_by_the_kernel_path_and_computed_by_t
     with pytest.raises(TypeError, match="Tensors or Python int/float"):
         Tensor.from_torch(torch.ones(2)) + True
     with pytest.raises(TypeError, match="Tensors or Python int/float"):
-        ops.add(Tensor.from_torch(torch.ones(2)), "1")
+        binary_ops.add(Tensor.from_torch(torch.ones(2)), "1")
 
 
 def test_matmul_and_mean_refusals_match_torch():

@@ -14,10 +14,11 @@ from typing import Any, Sequence
 import numpy as np
 from numba import cuda
 
-from . import device as dev, shape_rules as R
-from .dispatch import BACKENDS, DispatchKey, DispatchKeySet
-from .kernels.layout import contiguous_strides
-from .tensor import Tensor, float32
+from .. import device as dev
+from ..dispatch import BACKENDS, DispatchKey, DispatchKeySet
+from ..kernels.layout import contiguous_strides
+from ..tensor import Tensor, float32
+from . import shape_rules as R
 
 _BACKENDS = DispatchKeySet(BACKENDS)
 

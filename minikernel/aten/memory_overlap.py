@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from .kernels import layout
+from ..kernels import layout
 
 
 def _dense_range(t: Any) -> Optional[tuple[int, int]]:
