@@ -1,26 +1,42 @@
 """minikernel: PyTorch's internals, rebuilt by you, checked against PyTorch.
 
+This file only gathers the package; nothing depends on the order it imports in. Every
+module imports what it needs: numba comes through ``numba_setup.py`` (after ``device.py``
+chose between the GPU and numba's CUDA simulator), and the operators are registered with the
+dispatcher once, by ``aten/registration.py``, which imports every layer it registers.
+
 ``MINIKERNEL_SOLUTIONS`` picks which exercises run the reference solutions
 (see ``minikernel.course.exercise``); it is read once, when this package is imported.
 """
-from . import device  # first: picks the CUDA simulator before numba is imported (chapter 02)
-from . import strides
+from . import (
+    amp,  # chapter 06
+    ao,  # chapter 10
+    aten,  # every operator, declared once (aten/native_functions.py)
+    autograd,  # chapter 03
+    clip_grad,  # chapter 08
+    device,
+    distributed,  # chapter 07
+    kernels,  # chapter 02
+    library,  # chapter 09
+    nn,  # chapter 04
+    norm,  # chapter 05
+    optim,  # chapter 08
+    strides,  # chapter 01
+    tensor_backends,
+    utils,  # chapter 10
+)
+from .aten import registration
+from .autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .course import exercise
-from . import autograd  # chapter 03
-from . import kernels, tensor_backends  # chapters 01-02
-from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
-                       set_grad_enabled)
-from .tensor import Tensor, bool_, cat, float32, float64, int32, int64, ones, stack, tensor, where, zeros
-from . import aten  # every operator, declared once (aten/native_functions.py)
-from .aten import registration  # noqa: F401 - registers them with the dispatcher (chapter 09)
-from . import nn  # chapter 04
-from . import norm  # chapter 05
-from . import amp  # chapter 06
-from . import distributed  # chapter 07
-from . import clip_grad, optim  # chapter 08
-from . import library  # chapter 09
-from . import ao, utils  # chapter 10
 from .course.grading import grade
+from .tensor import Tensor, bool_, cat, float32, float64, int32, int64, ones, stack, tensor, where, zeros
 
 exercise.check_selection()
 

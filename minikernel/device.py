@@ -8,8 +8,8 @@ Python thread — slow, but the same kernel source, the same ``threadIdx`` /
 ``blockIdx`` / shared memory / ``syncthreads`` semantics.
 
 The simulator has to be chosen *before numba is first imported*
-(``NUMBA_ENABLE_CUDASIM=1``), so this module runs first when ``minikernel`` is
-imported and decides, without importing numba:
+(``NUMBA_ENABLE_CUDASIM=1``), so minikernel takes numba from ``numba_setup.py``, which
+imports this module first; this module decides, without importing numba:
 
 * ``NUMBA_ENABLE_CUDASIM`` already set: honoured as given (1 = simulator, 0 = real GPU);
 * a GPU that the NVIDIA driver reports (asked without initializing CUDA here: see

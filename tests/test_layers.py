@@ -253,3 +253,67 @@ def test_the_import_reader(tmp_path, source, expected):
 def test_the_cycle_finder():
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert _cycles(edges) == [{"a", "b", "c"}]
+
+
+# ------------------------------------------------------- numba after the GPU/simulator choice
+NUMBA_SETUP = "minikernel.numba_setup"
+#: numba loads it as its memory manager (``NUMBA_CUDA_MEMORY_MANAGER``, set by ``device.py``):
+#: numba is being imported, after the choice, when this module runs.
+LOADED_BY_NUMBA = {"minikernel.cuda_allocator"}
+
+
+def _numba_imports(path: Path) -> list[int]:
+    """The lines of a module's imports of numba (``import numba``, ``from numba.x import y``)."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        else:
+            continue
+        if any(n == "numba" or n.startswith("numba.") for n in names):
+            lines.append(node.lineno)
+    return lines
+
+
+def _imports_setup_first(module: str) -> int:
+    """The line of ``module``'s first import of numba_setup, or 0 when another minikernel module comes first."""
+    found = sorted((line, target) for target, line, inside in IMPORTS[module] if not inside)
+    return found[0][0] if found and found[0][1] == NUMBA_SETUP else 0
+
+
+def _numba_after_the_choice(module: str, numba_lines: list[int]) -> bool:
+    """Whether numba_setup has run before ``module``'s numba imports: the module imports it
+    above them, or a package it sits in (below the root) imports it before anything else."""
+    if module in (NUMBA_SETUP, "minikernel.device") or module in LOADED_BY_NUMBA:
+        return True  # device.py makes the choice on import and imports numba only inside functions
+    own = [line for target, line, inside in IMPORTS.get(module, ()) if target == NUMBA_SETUP and not inside]
+    if own and min(own) < min(numba_lines):
+        return True
+    return any(_imports_setup_first(p) for p in _ancestors(module) if p in PACKAGES and "." in p)
+
+
+def test_numba_is_imported_after_the_simulator_choice():
+    # numba reads NUMBA_ENABLE_CUDASIM when first imported: whichever module an import starts
+    # from, device.py (through numba_setup.py) must have chosen by then.
+    wrong = [f"{MODULES[m].relative_to(ROOT)}:{min(lines)} imports numba before minikernel.numba_setup ran"
+             for m, path in MODULES.items() if not _in_course(m)
+             for lines in [_numba_imports(path)] if lines and not _numba_after_the_choice(m, lines)]
+    assert not wrong, ("take numba from minikernel.numba_setup (it imports device.py first), or import "
+                       "that module first in the package's __init__:\n" + "\n".join(wrong))
+
+
+def test_the_numba_order_check_can_fail(tmp_path):
+    # A module of a package that does not import numba_setup, importing numba itself, is caught.
+    path = tmp_path / "m.py"
+    path.write_text("import numba\nfrom .. import numba_setup\n")
+    assert _numba_imports(path) == [1]
+    MODULES["minikernel.aten.fake"], IMPORTS["minikernel.aten.fake"] = path, [(NUMBA_SETUP, 2, False)]
+    try:
+        assert not _numba_after_the_choice("minikernel.aten.fake", [1])
+        IMPORTS["minikernel.aten.fake"] = [(NUMBA_SETUP, 1, False)]
+        assert _numba_after_the_choice("minikernel.aten.fake", [2])
+        assert _numba_after_the_choice("minikernel.kernels.fake", [1])  # kernels/__init__.py imports it first
+    finally:
+        del MODULES["minikernel.aten.fake"], IMPORTS["minikernel.aten.fake"]

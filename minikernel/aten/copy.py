@@ -17,11 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import cuda
 
 from .. import device as dev
 from ..device import DeviceLike
 from ..kernels.layout import copy_strides, is_non_overlapping_and_dense
+from ..numba_setup import cuda
 from ..tensor import Tensor
 from . import shape_rules as R
 

@@ -12,11 +12,11 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
-from numba import cuda
 
 from .. import device as dev
 from ..dispatch import BACKENDS, DispatchKey, DispatchKeySet
 from ..kernels.layout import contiguous_strides
+from ..numba_setup import cuda
 from ..tensor import Tensor, float32
 from . import shape_rules as R
 

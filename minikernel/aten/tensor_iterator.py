@@ -40,6 +40,7 @@ import numpy as np
 from .. import device as dev, strides as S
 from .._C.grad_mode import is_grad_enabled
 from ..kernels import jit, launch, layout, reference
+from ..numba_setup import cuda
 from ..tensor import _SCALAR_NAMES, Tensor, float32, int64
 from . import shape_rules
 from .memory_overlap import check_overlap
@@ -179,8 +180,6 @@ def empty(shape: Sequence[int], strides: Sequence[int], dtype: np.dtype, where: 
     shape, strides = tuple(shape), tuple(strides)
     size = 1 + builtins.sum((n - 1) * s for n, s in zip(shape, strides)) if math.prod(shape) else 0
     if where == "cuda":
-        from numba import cuda
-
         storage = cuda.device_array(size, dtype=dtype)
     else:
         storage = np.empty(size, dtype=dtype)
@@ -191,8 +190,6 @@ def scalar_tensor(value: Number, dtype: np.dtype, where: str) -> Tensor:
     """A 0-d tensor holding a Python number (torch's "wrapped number")."""
     host = np.array([value], dtype=dtype)
     if where == "cuda":
-        from numba import cuda
-
         return Tensor(cuda.to_device(host), (), (), 0)
     return Tensor(host, (), (), 0)
 

@@ -14,5 +14,5 @@
 The Tensor operations that reach these kernels (``+``, ``exp()``, ``sum()``, ``@``,
 ...) live in ``minikernel/aten/`` (``tensor_iterator.py``: the steps before a kernel).
 """
-from . import index  # noqa: F401 - exercise 2.1, before the kernels that compile it
-from . import cpu, gpu  # noqa: F401 - exercises 2.2-2.9
+from .. import numba_setup  # noqa: F401 - numba, after the GPU/simulator choice
+from . import cpu, gpu, index  # noqa: F401 - exercises 2.1-2.9

@@ -8,8 +8,7 @@ arithmetic: this is a reference point, not an exercise.
 """
 from __future__ import annotations
 
-from numba import cuda
-
+from ..numba_setup import cuda
 from ..strides import Storage, Strides
 
 _compiled = None

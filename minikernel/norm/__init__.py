@@ -9,11 +9,11 @@
 ``sizes.py``      rows per CPU task, threads per GPU block
 ================  ==========================================================
 """
-from . import online, stats  # noqa: F401 - exercises 5.1-5.3
-from . import cpu, gpu  # noqa: F401 - exercises 5.4-5.7
+from .. import numba_setup  # noqa: F401 - numba, after the GPU/simulator choice
+from . import cpu, gpu, online, stats  # noqa: F401 - exercises 5.1-5.7
 from .native import layer_norm, native_layer_norm, native_layer_norm_backward
-from .stats import std, std_mean, var, var_mean
 from .online import one_pass_var, welford, welford_var
+from .stats import std, std_mean, var, var_mean
 
 __all__ = ["var", "std", "var_mean", "std_mean", "welford", "welford_var", "one_pass_var",
            "native_layer_norm", "native_layer_norm_backward", "layer_norm"]
