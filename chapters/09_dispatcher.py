@@ -419,7 +419,9 @@ print("add_'s kernels:", D.registry.get("add_").table())
 # Those tables are made from one declaration per operator, as PyTorch's are from the two
 # YAML entries of section 5: `minikernel/aten/native_functions.py` gives `add` its schema
 # (and the in-place variant `add_`, whose `Tensor(a!) self` says it writes `self`: hence
-# the `ADInplaceOrView` kernel), the backend kernel (the YAML's `dispatch:`), what the
+# the `ADInplaceOrView` kernel), the backend kernel (the YAML's `dispatch:`: `binary_ops.add`,
+# in `minikernel/aten/binary_ops.py` as torch's is in `aten/src/ATen/native/BinaryOps.cpp`,
+# after the shared steps of `aten/tensor_iterator.py`, `TensorIterator`'s job), what the
 # `Autograd` key records (`derivatives.yaml`'s part: here the `Add` Function, whose
 # backward holds the formula), the Tensor methods it provides (generated from the schema,
 # as PyTorch generates its Python bindings) and the inputs the conformance tests try. A
