@@ -107,11 +107,13 @@ class BackwardNode(Node):
             self._to_save = ()
 
     def apply(self, *grad_outputs: Optional[Tensor]) -> Grads:
-        if self._function.__module__.startswith("minikernel.") and all(n is None for n, _ in self.next_functions):
-            # A built-in node none of whose inputs takes a gradient (each one's edge leads nowhere,
-            # e.g. a view taken under no_grad): torch's generated nodes compute, and so unpack and
-            # check, only what an input with an edge needs; a user's Function still runs.
-            return (None,) * len(self.next_functions)
+        edges = self.next_functions
+        if len(edges) > 1 and all(n is None for n, _ in edges) and self._function.__module__.startswith("minikernel."):
+            # A built-in node of several inputs none of which takes a gradient (each edge leads
+            # nowhere, e.g. a view taken under no_grad): torch saves an input of such an op only
+            # when another input whose gradient needs it has an edge, so it checks nothing here.
+            # (A one-input op saves unconditionally and checks; a user's Function always runs.)
+            return (None,) * len(edges)
         if self._freed:
             raise RuntimeError(_GRAPH_FREED)
         if self._materialize_grads:

@@ -8,7 +8,8 @@ only for it may be written in place (3483); an indexed write into an expanded vi
 that does not require grad, whose ``CopySlices`` makes no gradient for the base (6357);
 ``retain_grad`` on a view taken under ``no_grad`` whose base was written since (7817); an
 index read, out of range, of a rebased output of ``unbind``: torch refuses the view first (4618);
-a write through two masks of a value sharing the written memory, refused as overlapping (7679)."""
+a write through two masks of a value sharing the written memory, refused as overlapping (7679);
+a one-input node (``relu``) of a view taken under ``no_grad`` still checks its saved result (3045)."""
 from __future__ import annotations
 
 import pytest
@@ -191,6 +192,21 @@ PROGRAMS = {
         ('inplace', 'fill_', [5], False),
         ('inplace', 'set_index_expr', [2, 3], True, ('tuple', [('mask', [False]), ('mask', [False, True])]), 'one'),
         ('op', 'unbind_last', [4], False),
+        ('backward', False, True),
+    ],
+    3045: [
+        ('leaves', [(0, 3), (3,)], [True, False], 63253),
+        ('inplace', 'relu_', [0], False),
+        ('inplace', 'iadd_index_expr', [0, 0], False, ('tuple', [('list', [2, 0, 0])]), 'tensor'),
+        ('op', 'diagonal', [0], True),
+        ('op', 'rsub', [1, 0], False),
+        ('op', 'relu', [2], False),
+        ('op', 'rsub', [1, 2], False),
+        ('op', 'T_last', [2], False),
+        ('op', 'max_all', [1], False),
+        ('inplace', 'set_index_expr', [5, 2], True, ('one', ('int', 1)), 'tensor'),
+        ('inplace', 'add_', [4, 2], False),
+        ('op', 'fn_split', [1], False),
         ('backward', False, True),
     ],
 }

@@ -1,8 +1,8 @@
 """A view taken under ``no_grad`` of a tensor that requires grad, used in grad mode, against torch:
 it requires grad, but its gradient goes nowhere (no edge: neither its ``.grad`` nor its base's
-is written), and a built-in node none of whose inputs takes a gradient checks none of its saved
-tensors, while a user's ``Function`` still runs its backward (and its saved-tensor check); a hook
-registered on it is accepted and never runs."""
+is written); a built-in node of several inputs none of which takes a gradient checks none of its
+saved tensors, while a one-input built-in node and a user's ``Function`` still check theirs; a
+hook registered on it is accepted and never runs."""
 from __future__ import annotations
 
 import pytest
@@ -89,3 +89,21 @@ def test_a_hook_on_it_is_accepted_and_never_runs_like_torch():
         handle.remove()
         outcome[lib] = (len(calls), leaf.grad is None, view.grad is None)
     assert outcome[minikernel] == outcome[torch] == (0, True, True)
+
+
+@pytest.mark.exercise("3.3")
+def test_a_one_input_built_in_node_without_edges_still_checks_its_saved_tensors_like_torch():
+    """torch saves what a one-input op's backward needs whatever its edge, and checks it."""
+    outcome = {}
+    for lib in (torch, minikernel):
+        _, view = _no_grad_view(lib)
+        out = view.relu()  # ReluBackward0 saves its result
+        out.add_(1)
+        try:
+            out.sum().backward()
+            outcome[lib] = None
+        except RuntimeError as err:
+            if "exercise" in str(err):
+                raise
+            outcome[lib] = str(err).split(" is at version")[0].split("[")[0]
+    assert outcome[minikernel] == outcome[torch] is not None
