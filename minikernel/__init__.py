@@ -38,7 +38,9 @@ from .course import exercise
 from .course.grading import grade
 from .tensor import Tensor, bool_, cat, float32, float64, int32, int64, ones, stack, tensor, where, zeros
 
+bool = bool_  # noqa: A001 - torch.bool; bool_ (numpy's spelling) stays for existing code
+
 exercise.check_selection()
 
 __all__ = ["Tensor", "tensor", "zeros", "ones", "grade", "float32", "float64", "int32", "int64", "bool_",
-           "cat", "stack", "where", "no_grad", "enable_grad", "inference_mode", "is_inference_mode_enabled", "set_grad_enabled", "is_grad_enabled"]
+           "bool", "cat", "stack", "where", "no_grad", "enable_grad", "inference_mode", "is_inference_mode_enabled", "set_grad_enabled", "is_grad_enabled"]

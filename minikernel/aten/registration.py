@@ -103,7 +103,7 @@ def _autograd_kernel(name: str, fn: Callable, makes_views: bool) -> Callable:
         out = dispatch.redispatch(op, keys, *args)
         if makes_views and not backward_running():
             if not is_grad_enabled():
-                _mark_no_grad_views(out, getattr(args[0], "requires_grad", False))
+                _mark_no_grad_views(out, args[0])
             if isinstance(out, tuple) and is_grad_enabled():  # torch remembers a multi-output view as one
                 for view in out:
                     view._multi_output_view = _MULTI_NAMES.get(name, name)
@@ -113,15 +113,18 @@ def _autograd_kernel(name: str, fn: Callable, makes_views: bool) -> Callable:
     return autograd_kernel
 
 
-def _mark_no_grad_views(out: Any, source_requires_grad: bool) -> None:
+def _mark_no_grad_views(out: Any, source: Any) -> None:
     """A view taken under ``no_grad``: like torch (CreationMeta NO_GRAD_MODE), a recorded in-place
     write into it is refused (``Tensor._check_inplace``), whether or not its source requires
     grad; when the source does, the view requires grad too, as a leaf of its own (nothing flows
-    to the base through it)."""
+    to the base through it). An op that returned its input itself (``contiguous()`` of a
+    contiguous tensor) made no new view: the input is left as it was."""
     for view in out if isinstance(out, (tuple, list)) else (out,):
+        if view is source:
+            continue
         if getattr(view, "_base", None) is not None:
             view._no_grad_view = True
-            if source_requires_grad:
+            if getattr(source, "requires_grad", False):
                 view._requires_grad = True
 
 

@@ -253,6 +253,7 @@ def _setitems(L, a, b):
 NOT_OPERATORS = {
     "Tensor": "the class itself", "grade": "the course's grader",
     "float32": "a dtype", "float64": "a dtype", "int32": "a dtype", "int64": "a dtype", "bool_": "a dtype",
+    "bool": "a dtype",
     "no_grad": "grad mode (tests/ch03)", "enable_grad": "grad mode", "set_grad_enabled": "grad mode",
     "is_grad_enabled": "grad mode", "inference_mode": "grad mode (test_api_additions.py)",
     "is_inference_mode_enabled": "grad mode",

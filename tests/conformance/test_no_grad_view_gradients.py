@@ -107,3 +107,27 @@ def test_a_one_input_built_in_node_without_edges_still_checks_its_saved_tensors_
                 raise
             outcome[lib] = str(err).split(" is at version")[0].split("[")[0]
     assert outcome[minikernel] == outcome[torch] is not None
+
+
+@pytest.mark.exercise("3.3")
+@pytest.mark.parametrize("op", ["contiguous", "view_as", "slice"])
+def test_an_op_under_no_grad_that_returns_its_input_leaves_the_input_writable_like_torch(op):
+    """``contiguous()`` of a contiguous view returns the view itself, a new view otherwise: only a
+    *new* view made under ``no_grad`` is refused an in-place write later; the input is unchanged,
+    and the gradient through its in-place write reaches the leaf."""
+    outcome = {}
+    for lib in (torch, minikernel):
+        leaf = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        view = (leaf * 2)[1:]  # a view of a non-leaf, in grad mode
+        with lib.no_grad():
+            made = view.contiguous() if op == "contiguous" else view.view_as(view) if op == "view_as" else view[:]
+        try:
+            view.mul_(3)
+            view.sum().backward()
+            result = ("ok", [float(v) for v in view.detach()], [float(g) for g in leaf.grad])
+        except NotImplementedError:  # a stub (a subclass of RuntimeError): the exercise is not written
+            raise
+        except RuntimeError as err:
+            result = ("raised", "no_grad mode" in str(err))
+        outcome[lib] = (made is view, result)
+    assert outcome[minikernel] == outcome[torch]
