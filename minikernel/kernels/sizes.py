@@ -18,9 +18,9 @@ MAX_DIMS = 8
 # ---------------------------------------------------------------------------- CPU
 #: Elements per parallel task in the CPU map and zip kernels.
 CPU_CHUNK = 1 << 14
-#: Outputs summed side by side when the CPU reduce walks a kept dim (1 KiB of float32
+#: Outputs summed side by side when the CPU reduce walks a kept dim (4 KiB of float32
 #: accumulators: they stay in L1 while the reduced dim streams past).
-CPU_REDUCE_STRIP = 256
+CPU_REDUCE_STRIP = 1024
 #: Output tile (rows, columns; both multiples of 4) and inner-dimension block of the
 #: CPU matmul. Tall tiles: each copied column of b then serves 256 rows of a.
 CPU_TILE_M, CPU_TILE_N, CPU_TILE_K = 256, 64, 256
