@@ -99,7 +99,7 @@ def inplace(name: str, x: Tensor, other: Optional[Operand] = None) -> Tensor:
     source = _original(x) if recording else x
     result = _INPLACE[name](*((source,) if other is None else (source, other)))
     operands = [a for a in args[1:] if isinstance(a, Tensor)]
-    if recording or name not in ("fill", "zero"):  # unrecorded, fill_ and zero_ may write into an expanded tensor
+    if name not in ("fill", "zero"):  # torch's fill_ and zero_ check no overlap: they may write into an expanded tensor
         check_out(f"{name}_", x, result.shape, result.dtype, "cpu", operands, inplace=True)  # torch's refusals
     V.write(x, result)  # aten::copy_: the backend writes, ADInplaceOrView bumps x's version once
     if recording and result.grad_fn is not None:
