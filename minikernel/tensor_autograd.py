@@ -153,13 +153,16 @@ class AutogradMixin:
     def _check_inplace(self) -> None:
         """torch's refusals before an in-place op that will be recorded (``check_inplace``): a view
         made by a multi-output op or under no_grad, whether or not it requires grad; a view of
-        a leaf that requires grad; such a leaf itself."""
+        a leaf that requires grad; a tensor that requires grad and has no node of its own. The
+        last is decided on the node the tensor holds, not regenerated (torch reads ``grad_fn_``):
+        a view made while its base did not require grad, whose base has taken a history since
+        (through another view) and whose ``grad_fn`` was not read since, counts as a leaf."""
         if self._base is not None and self._creation_meta is not None:
             raise self._view_rebase_error(indirect=False)
         base = self._base
         if base is not None and base.is_leaf and base.requires_grad:
             raise RuntimeError(_VIEW_OF_LEAF)
-        if base is None and self.is_leaf and self.requires_grad:
+        if self._grad_fn is None and self.requires_grad:
             raise RuntimeError(_LEAF)
 
     # ----------------------------------------------------------- flags
