@@ -523,12 +523,16 @@ def fill_into(target: Tensor, value: Any) -> None:
 def copy_to(target: Tensor, value: Tensor) -> None:
     """The write of ``target[...] = value`` (torch's ``copy_to``): a value of another shape is
     broadcast first, so it is read through stride-0 dims (which never count as overlapping);
-    a target naming one element twice is refused either way."""
+    a target naming one element twice is refused either way. A 0-d value goes torch's
+    ``fill_(Tensor)`` way: copied from a clone when it shares the target's memory (so
+    ``x[None] = x`` is no overlap)."""
     check_overlap(target, [])
     if value.shape != target.shape:
         if value.ndim == 0 and not value.is_cuda and not (is_grad_enabled() and value.requires_grad):
             target.fill_(value)  # torch fills with a 0-d value
             return
+        if value.ndim == 0 and not value.is_cuda and value._storage is target._storage:
+            value = value.clone()  # torch's fill_(Tensor) of a value that aliases the target
         ones = next((i for i, n in enumerate(value.shape) if n != 1), value.ndim)
         value = value.reshape(value.shape[ones:])  # torch views the value without its leading 1s, then expands
         value = value.expand(target.shape)

@@ -109,6 +109,9 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     target, picks, _ = apply_slicing(x, key, check_picks=False)
     if picks is not None:
         values = value if isinstance(value, Tensor) else V.wrap(np.asarray(value), x.dtype)  # (as torch: no op)
+        ones = next((i for i, n in enumerate(values.shape) if n != 1), values.ndim)
+        if ones:  # torch views the value without its leading 1s: another tensor than the target, even for x[[0]] = x
+            values = values.view(values.shape[ones:])
         index_put_(target, picks, values)
     elif isinstance(value, Tensor):
         copy_to(target, value)

@@ -8,6 +8,11 @@ minikernel by the fuzzer's own engine (``programs.run_program``: values, shapes,
   the read's view is written (the base takes a history), then ``t`` itself, whose node was not
   regenerated since, counts as a leaf that requires grad and is refused; read its ``grad_fn``
   first and the write goes through, in both;
+* writes of a tensor into itself through an index: a 0-d value goes torch's ``fill_(Tensor)``
+  way (copied from a clone when it shares the target's memory: ``x[None] = x`` is no overlap),
+  and a value with leading 1s is viewed without them first (``x[[0]] = x`` for an empty x
+  of shape (1, 0, 3) is another tensor, so the same-tensor refusal does not apply; a strided
+  x is "too hard" to decide and goes through);
 * ``zero_`` on a ``matmul`` result that torch returns as a view (its composite ends with a
   transpose): torch's ``grad_fn`` becomes ``AsStridedBackward0`` (docs/conformance.md).
 """
@@ -51,6 +56,28 @@ PROGRAMS = {
         ("leaves", [(2, 3), ()], [False, True], 3),
         ("op", "t", [0], False),
         ("inplace", "iadd_index_expr", [2, 1], False, ("one", ("ellipsis",)), "one"),
+        ("op", "exp", [0], False),
+        ("backward", False, False),
+    ],
+    "x[None] = x for a 0-d result that requires grad": [
+        ("leaves", [(3,)], [True], 36058),
+        ("op", "max_all", [0], False),
+        ("inplace", "set_index_expr", [1, 1], False, ("tuple", [("none",)]), "tensor"),
+        ("backward", False, False),
+    ],
+    "x[[0]] = x for x of shape (1, 0, 3)": [
+        ("leaves", [(0, 3), (2, 3)], [False, True], 5),
+        ("op", "index_expr", [0], False, ("one", ("none",))),
+        ("inplace", "set_list_tensor", [2, 2], False),
+        ("op", "exp", [1], False),
+        ("backward", False, False),
+    ],
+    "x[x > 0] = x for x a strided view": [
+        ("leaves", [(2, 3)], [True], 58477),
+        ("op", "sigmoid", [0], True),
+        ("op", "select_last", [1], False),
+        ("op", "unsqueeze", [2], True),
+        ("inplace", "set_mask_tensor", [3, 3], False),
         ("op", "exp", [0], False),
         ("backward", False, False),
     ],
