@@ -184,7 +184,8 @@ def custom_op_forward(ctx: Any, op: Operator, keys: Any, setup_context: Optional
 def custom_op_backward(ctx: Any, backward: Callable, grad: Tensor) -> tuple:
     """Backward: ``backward(ctx, grad)`` gives the gradient of each of the op's inputs (a single
     tensor when there is one input, else a tuple, ``None`` for an input without one; a lone
-    ``None`` when the one input gets no gradient).
+    ``None`` when the one input gets no gradient). Only a tuple is unpacked: a list is one
+    value, so a list of two gradients for two inputs is refused, as torch refuses it.
 
     Return one entry per argument of ``Function.apply``: ``None`` for ``op``, ``keys``,
     ``setup_context`` (and for ``backward``'s own slot, see ``CustomOpFunction``), then the
