@@ -140,9 +140,11 @@ def dequantize_per_channel(input: torch.Tensor, scales: torch.Tensor, zero_point
                            axis: int) -> torch.Tensor:
     """Back to float32 per channel: ``(q − zero_point[c]) · scale[c]`` along ``axis``.
 
-    torch keeps per-channel scales in float64 and multiplies in float64, rounding to
-    float32 at the end (unlike the per-tensor case): subtract in int64, multiply by
-    ``scales`` as float64, then ``.float()``.
+    torch converts ``q`` to float32 first and subtracts the zero points in float32 (exact
+    for 8-bit values; a qint32 value beyond ``2**24`` is rounded there, as in torch), then
+    keeps per-channel scales in float64 and multiplies in float64, rounding to float32 at
+    the end (unlike the per-tensor case): ``input.float() - zero_points``, ``.double()``,
+    multiply by ``scales`` as float64, then ``.float()``.
 
     Matches: ``q.dequantize()`` for ``q = torch.quantize_per_channel(...)``, bit for bit. ≈4 lines.
     """

@@ -36,4 +36,4 @@ def dequantize_per_channel(input: torch.Tensor, scales: torch.Tensor, zero_point
                            axis: int) -> torch.Tensor:
     shape = [1] * input.dim()
     shape[axis] = -1
-    return ((input.long() - zero_points.long().reshape(shape)).double() * scales.double().reshape(shape)).float()
+    return ((input.float() - zero_points.reshape(shape)).double() * scales.double().reshape(shape)).float()
