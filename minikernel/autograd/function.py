@@ -215,6 +215,11 @@ class Function(metaclass=_FunctionMeta):
         recording = is_grad_enabled() and any(node.needs_input_grad)
         if recording:  # the edges are taken before forward can rebase a dirty input's history
             node.next_functions = tuple(gradient_edge(a) for a, t in zip(args, is_tensor) if t)
+            if cls.__module__.startswith("minikernel."):
+                # a built-in node asks torch's should_compute_output: an input whose gradient goes
+                # nowhere (a view taken under no_grad) needs none, so nothing is saved for it
+                edges = iter(node.next_functions)
+                node.needs_input_grad = tuple(t and next(edges)[0] is not None for t in is_tensor)
         with no_grad():
             if cls.setup_context is not Function.setup_context:  # torch 2's split form: forward has no ctx
                 output = cls.forward(*args)

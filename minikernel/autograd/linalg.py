@@ -6,20 +6,25 @@ from __future__ import annotations
 from ..tensor import Tensor
 from . import derivatives as D, values as V
 from .function import Function
+from .pointwise import _keep_needed, _save_needed, _unpack_or_stand_in
 
 
 # ------------------------------------------------------------------- matmul
 class Matmul(Function):
+    """``a @ b``: saves ``b`` if ``a`` needs a gradient and ``a`` if ``b`` does (torch's MmBackward0,
+    MvBackward0, DotBackward0 save per formula), so an operand nobody differentiates through may
+    be written in place later."""
     _torch_name = "MatmulBackward0"
     @staticmethod
     def forward(ctx, a: Tensor, b: Tensor) -> Tensor:
         result = V.compute("matmul", a, b)  # checks shapes and dtypes, as without autograd
-        ctx.save_for_backward(a, b)
+        need_a, need_b = ctx.needs_input_grad[:2] if ctx.needs_input_grad else (False, False)
+        _save_needed(ctx, a, b, need_b, need_a)
         return result
 
     @staticmethod
     def backward(ctx, grad: Tensor):
-        return D.matmul_backward(grad, *ctx.saved_tensors)
+        return _keep_needed(ctx, D.matmul_backward(grad, *_unpack_or_stand_in(ctx)))
 
 
 class Mm(Matmul):

@@ -8,6 +8,10 @@ minikernel by the fuzzer's own engine (``programs.run_program``: values, shapes,
   the read's view is written (the base takes a history), then ``t`` itself, whose node was not
   regenerated since, counts as a leaf that requires grad and is refused; read its ``grad_fn``
   first and the write goes through, in both;
+* a two-input op (``mul``, ``matmul``) one of whose inputs has no gradient edge (it does not
+  require grad, or is a view taken under ``no_grad``): torch saves an input only for a
+  gradient that has an edge, so writing into the other input afterwards breaks no backward
+  (and writing into the saved one does);
 * writes of a tensor into itself through an index: a 0-d value goes torch's ``fill_(Tensor)``
   way (copied from a clone when it shares the target's memory: ``x[None] = x`` is no overlap),
   and a value with leading 1s is viewed without them first (``x[[0]] = x`` for an empty x
@@ -79,6 +83,28 @@ PROGRAMS = {
         ("op", "unsqueeze", [2], True),
         ("inplace", "set_mask_tensor", [3, 3], False),
         ("op", "exp", [0], False),
+        ("backward", False, False),
+    ],
+    "mul by a view taken under no_grad, the other operand written after": [
+        ("leaves", [(2, 3), (2, 3)], [True, True], 13165),
+        ("op", "split0", [1], True),
+        ("op", "clone", [0], False),
+        ("op", "mul", [3, 2], False),
+        ("inplace", "mul_2", [3], False),
+        ("backward", False, False),
+    ],
+    "matmul by a tensor that does not require grad, the other operand written after": [
+        ("leaves", [(2, 3), (3,)], [True, False], 15632),
+        ("op", "clone", [0], False),
+        ("op", "matmul", [2, 1], False),
+        ("inplace", "mul_2", [2], False),
+        ("backward", False, False),
+    ],
+    "matmul by a tensor that does not require grad, that tensor written after": [
+        ("leaves", [(2, 3), (3,)], [True, False], 15632),
+        ("op", "clone", [0], False),
+        ("op", "matmul", [2, 1], False),
+        ("inplace", "mul_2", [1], False),
         ("backward", False, False),
     ],
 }
