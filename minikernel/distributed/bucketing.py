@@ -37,7 +37,8 @@ def compute_bucket_assignment_by_size(tensors: Sequence[torch.Tensor], bucket_si
 
     Walk the tensors in the order given. ``tensors[i]`` is known by its index
     ``tensor_indices[i]`` (or ``i`` when ``tensor_indices`` is None). One bucket is
-    open per ``(dtype, device)``, since a bucket is one flat tensor. For each tensor:
+    open per ``(dtype, device)``, since a bucket is one flat tensor (the device with its
+    index: ``cuda:0`` and ``cuda:1`` are two kinds). For each tensor:
 
     * append its index to the open bucket of its kind and add
       ``numel() * element_size()`` to that bucket's size;
