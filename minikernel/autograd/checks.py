@@ -10,9 +10,9 @@ does this ``gradcheck`` (the one ``minikernel.autograd`` exports):
   size > 1 (``expand``) is a ``RuntimeError`` (perturbing one element would move
   several); no input requiring grad is a ``ValueError``.
 * **grad mode**: the function runs with grad mode as the caller has it, also while it
-  is being perturbed (3.9's ``numerical_jacobian`` evaluates under ``no_grad``; the
-  caller's mode is set again inside the function), so a function that runs autograd
-  inside itself (``grad``, ``backward``, hooks) behaves as under torch.
+  is being perturbed (3.9's ``numerical_jacobian`` calls it so; the caller's mode is set
+  again inside the function, whatever mode it is called in), so a function that runs
+  autograd inside itself (``grad``, ``backward``, hooks) behaves as under torch.
 * **outputs**: one Tensor or a tuple. Those that require grad are checked one by one
   with exercise 3.9; a mismatch names the output by its place among them. When no
   output requires grad, every numerical Jacobian must be zero, else ``GradcheckError:

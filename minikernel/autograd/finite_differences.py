@@ -21,10 +21,7 @@ from ..course.exercise import exercise
 from ..tensor import Tensor
 from . import values as V  # noqa: F401 - for your exercise
 from .api import grad  # noqa: F401 - for your exercise
-from .grad_mode import (
-    enable_grad,
-    no_grad,  # noqa: F401 - for your exercise
-)
+from .grad_mode import enable_grad
 
 
 class GradcheckError(RuntimeError):
@@ -37,8 +34,11 @@ def numerical_jacobian(fn: Callable, inputs: Sequence[Tensor], eps: float = 1e-6
     row ``j`` is the central difference of the (flattened) output for input element ``j``.
 
     Perturb the input in place through a numpy view of its memory
-    (``input._numpy_view()``), call ``fn(*inputs)`` under ``no_grad()``, and put the
-    element back afterwards. ``fn`` returns one Tensor.
+    (``input._numpy_view()``: no autograd op, so nothing refuses the write into a leaf
+    that requires grad), call ``fn(*inputs)`` with grad mode as the caller has it (torch
+    evaluates the function so too: one that runs autograd inside itself, ``grad`` or
+    ``backward``, must still work), and put the element back afterwards. ``fn`` returns
+    one Tensor.
 
     Matches: ``torch.autograd.gradcheck``'s ``_get_numerical_jacobian`` (transposed the same way).
     """
@@ -84,7 +84,7 @@ def gradgradcheck(func: Callable, inputs: Sequence[Tensor] | Tensor, grad_output
 
     def first_derivatives(*args: Tensor) -> tuple:
         ins, gos = args[:n], args[n:]
-        with enable_grad():  # also inside numerical_jacobian's no_grad: a derivative needs a graph
+        with enable_grad():  # whatever the caller's grad mode: a derivative needs a graph
             outs = func(*ins)
             outs = outs if isinstance(outs, tuple) else (outs,)
             wrt = [x for x in ins if isinstance(x, Tensor) and x.requires_grad]
