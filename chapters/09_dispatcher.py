@@ -207,7 +207,7 @@ print("TorchDispatchMode sees:", below.calls)
 # The forward is three calls above and three aten ops below (`mm`, `add`, `sum`);
 # then the backward: `ones_like` for the seed gradient, `expand` for `sum`'s backward,
 # `t` and `mm` for `mm`'s (only `a` needs a gradient: one `mm`, not two), and
-# `detach`s where `AccumulateGrad` stores `a.grad`. The function mode sees
+# a `detach` where `AccumulateGrad` stores `a.grad`. The function mode sees
 # `Tensor.backward` once: everything after it happens in C++.
 #
 # ## 3. A `__torch_function__` tensor
@@ -321,7 +321,7 @@ print("ops in the exported graph:", [str(n.target) for n in exported.graph.nodes
 # | `torchgen/` | the generator that turns `native_functions.yaml` into C++ | chapter 09 |
 #
 # Every operator is declared once in `aten/src/ATen/native/native_functions.yaml`.
-# `add`'s entry (quoted from the repository's main branch, abridged):
+# `add`'s entry, as in the installed torch 2.13 (quoted whole):
 #
 # ```yaml
 # - func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -329,11 +329,11 @@ print("ops in the exported graph:", [str(n.target) for n in exported.graph.nodes
 #   structured_delegate: add.out
 #   variants: function, method
 #   dispatch:
-#     SparseCPU, SparseCUDA, SparseMeta: add_sparse
+#     SparseCPU, SparseCUDA, SparseMPS, SparseMeta: add_sparse
 #     SparseCsrCPU, SparseCsrCUDA, SparseCsrMeta: add_sparse_csr
 #     MkldnnCPU: mkldnn_add
 #     ZeroTensor: add_zerotensor
-#     NestedTensorCPU, NestedTensorCUDA: NestedTensor_add_Tensor
+#     NestedTensorCPU, NestedTensorHPU, NestedTensorCUDA: NestedTensor_add_Tensor
 #   tags: [core, pointwise]
 # ```
 #
@@ -346,8 +346,11 @@ print("ops in the exported graph:", [str(n.target) for n in exported.graph.nodes
 #   result: self_t + maybe_multiply(other_t, alpha)
 # ```
 #
-# The YAML files are not in the wheel, but everything generated from them is. The
-# schema, and the kernels registered per key (the `dispatch:` section's keys among them):
+# Both files ship in the wheel too, inside the `torchgen` package that torch installs
+# beside itself (`torchgen/packaged/ATen/native/native_functions.yaml` and
+# `torchgen/packaged/autograd/derivatives.yaml`: the quotes above are from there), and so
+# does everything generated from them. The schema, and the kernels registered per key
+# (the `dispatch:` section's keys among them):
 
 # %%
 print(torch.ops.aten.add.Tensor._schema)
