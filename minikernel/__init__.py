@@ -1,13 +1,18 @@
 """minikernel: PyTorch's internals, rebuilt by you, checked against PyTorch.
 
-This file only gathers the package; nothing depends on the order it imports in. Every
-module imports what it needs: numba comes through ``numba_setup.py`` (after ``device.py``
-chose between the GPU and numba's CUDA simulator), and the operators are registered with the
-dispatcher once, by ``aten/registration.py``, which imports every layer it registers.
+This file only gathers the package; nothing depends on the order it imports in, except
+``openmp_policy``, first: for the grading commands it sets OpenMP's wait policy, which
+OpenMP reads once, when torch loads it. Every module imports what it needs: numba comes
+through ``numba_setup.py`` (after ``device.py`` chose between the GPU and numba's CUDA
+simulator), and the operators are registered with the dispatcher once, by
+``aten/registration.py``, which imports every layer it registers.
 
 ``MINIKERNEL_SOLUTIONS`` picks which exercises run the reference solutions
 (see ``minikernel.course.exercise``); it is read once, when this package is imported.
 """
+from . import openmp_policy  # first: before anything imports torch
+
+# isort: split
 from . import (
     amp,  # chapter 06
     ao,  # chapter 10

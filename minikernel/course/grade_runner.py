@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import openmp_policy
 from . import grade_server
 from .grade_detail import learner_frame_from_dump
 from .grade_pool import MAX_FILE_BYTES, freeze_heap
@@ -166,6 +167,11 @@ def run_session(ids: list[str], *, timeout_s: float, jobs: int, fork: bool = Fal
         # initializing CUDA, which would leave the exercises' forked children unable to use it.
         env = {"MINIKERNEL_GRADING": "1", "HYPOTHESIS_PROFILE": "grade", "PYTHONUNBUFFERED": "1",
                "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
+        # OpenMP's idle threads sleep (``openmp_policy``): read by a new interpreter's torch
+        # (the pytest run without the server, the processes a test starts); a forked copy
+        # keeps the policy its parent's torch was loaded with.
+        if openmp_policy.VARIABLE not in os.environ:  # a value the user chose stays
+            env[openmp_policy.VARIABLE] = openmp_policy.PASSIVE
         collect_limit = max(60.0, timeout_s)
         # Each round of `jobs` exercises may take the whole limit; a little more for the
         # last kills. The pytest process enforces the real per-exercise limit itself.
