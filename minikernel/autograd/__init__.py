@@ -14,7 +14,7 @@ The package mirrors PyTorch's:
 * ``custom_functions`` — a hand-written Function (exercise 3.8);
 * ``finite_differences`` — ``gradcheck``: finite differences against backward (exercise 3.9);
   ``checks`` — the exported ``gradcheck``: 3.9's check with torch's handling of inputs,
-  outputs and grad mode around it.
+  outputs and grad mode around it; ``gradcheck_modes`` — its ``nondet_tol`` and ``fast_mode``.
 
 Grad mode, the graph's classes and the view nodes sit below the Tensor, in
 ``minikernel/_C/`` (a Tensor holds its node and reads grad mode); ``grad_mode.py``,

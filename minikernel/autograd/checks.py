@@ -30,7 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..tensor import Tensor
-from . import finite_differences as G, values as V
+from . import finite_differences as G, gradcheck_modes as modes, values as V
 from .api import grad
 from .finite_differences import GradcheckError
 from .grad_mode import is_grad_enabled, set_grad_enabled
@@ -104,16 +104,24 @@ def _check_backward_mul_by_grad_output(outputs: tuple, inputs: tuple) -> None:
             raise GradcheckError("grad is incorrect size")
 
 
-def _gradcheck(func: Callable, inputs: Any, eps: float, atol: float, rtol: float) -> bool:
+def _gradcheck(func: Callable, inputs: Any, eps: float, atol: float, rtol: float, nondet_tol: float,
+               fast_mode: bool) -> bool:
     inputs = as_tuple(inputs)
     check_inputs(inputs)
     func = _in_grad_mode(func, is_grad_enabled())
     func_out = as_tuple(func(*inputs))
     differentiable = [k for k, o in enumerate(func_out) if o.requires_grad]
     if not differentiable:
-        _check_no_differentiable_outputs(func, inputs, len(func_out), eps)
+        if fast_mode:
+            modes.fast_check_no_differentiable_outputs(func, inputs, len(func_out), eps, nondet_tol)
+        else:
+            _check_no_differentiable_outputs(func, inputs, len(func_out), eps)
         return True
-    for i, k in enumerate(differentiable):
+    if fast_mode:
+        modes.fast_check(func, inputs, differentiable, eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol)
+    wrt = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+    for i, k in enumerate(differentiable if not fast_mode else ()):
+        modes.check_reentrant(func_out[k], wrt, nondet_tol)
         try:
             G.gradcheck(_output(func, k), inputs, eps=eps, atol=atol, rtol=rtol, raise_exception=True)
         except GradcheckError as err:
@@ -123,14 +131,18 @@ def _gradcheck(func: Callable, inputs: Any, eps: float, atol: float, rtol: float
 
 
 def gradcheck(func: Callable, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-              raise_exception: bool = True) -> bool:
+              raise_exception: bool = True, nondet_tol: float = 0.0, check_batched_grad: bool = False,
+              fast_mode: bool = False) -> bool:
     """True when backward's Jacobian of every differentiable output matches central differences
     (exercise 3.9), with ``torch.autograd.gradcheck``'s handling of inputs, outputs and grad mode
-    (see the module's docstring). A mismatch raises ``GradcheckError``, or gives False when not
-    ``raise_exception``; invalid inputs raise ``ValueError``/``RuntimeError`` either way."""
+    (see the module's docstring), its reentrancy check within ``nondet_tol`` and its ``fast_mode``
+    (``gradcheck_modes.py``). A mismatch raises ``GradcheckError``, or gives False when not
+    ``raise_exception``; invalid inputs raise ``ValueError``/``RuntimeError`` either way, and
+    ``check_batched_grad=True`` raises ``NotImplementedError`` (minikernel has no vmap)."""
+    modes.refuse_batched_grad(check_batched_grad)
     if raise_exception:
-        return _gradcheck(func, inputs, eps, atol, rtol)
+        return _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, fast_mode)
     try:
-        return _gradcheck(func, inputs, eps, atol, rtol)
+        return _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, fast_mode)
     except GradcheckError:
         return False
