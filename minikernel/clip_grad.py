@@ -88,6 +88,9 @@ def clip_grad_norm_(parameters: Tensors, max_norm: float, norm_type: float = 2.0
         error_if_nonfinite (bool, optional): raise if the total norm is inf or NaN. Default: ``False``
         foreach (bool, optional): accepted for compatibility; ignored. Default: ``None``
 
+    An empty generator of parameters warns "`parameters` is an empty generator, no gradient
+    clipping will occur." (torch 2.13's warning; torch 2.6 gives none).
+
     Example::
 
         >>> loss.backward()

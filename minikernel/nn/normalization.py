@@ -21,6 +21,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..norm.native import native_layer_norm, native_layer_norm_backward
 from ..tensor import Tensor, float32
+from ..torch_release import torch_at_least
 from .module import Module
 from .parameter import Parameter
 
@@ -139,5 +140,6 @@ class LayerNorm(Module):
         return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
-                f"bias={self.bias is not None}")
+        """torch's: ``bias=`` from torch 2.12 on (``torch_release``), as the installed torch prints it."""
+        text = f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return f"{text}, bias={self.bias is not None}" if torch_at_least(2, 12) else text

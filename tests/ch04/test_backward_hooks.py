@@ -16,6 +16,7 @@ from hypothesis import given, strategies as st
 
 from tests.ch04.twins import (CLASSES, FRAMEWORKS, WIDTH, HookSpec, build, hook_specs, make_weights, names,
                               no_global_hooks, outcome, register, same, specs, summary)
+from tests.ch04.torch_hook_warning import torch_warns_when_no_input_needs_grad
 
 
 def _input(seed: int, fw, requires_grad: bool):
@@ -27,7 +28,7 @@ def _forward_backward(spec, hooks, seed, x_requires_grad, calls=1):
     """{framework: (events, output, x.grad, parameter grads, warnings)} after forward + backward."""
     weights = make_weights(spec, seed)
     seen = {}
-    with no_global_hooks():
+    with no_global_hooks(), torch_warns_when_no_input_needs_grad():
         for fw in FRAMEWORKS:  # MK first
             model = build(spec, fw, weights)
             modules, events = list(model.modules()), []
@@ -99,7 +100,7 @@ def test_no_input_needs_grad_the_hook_fires_at_the_outputs_with_a_warning():
     for fw in FRAMEWORKS:
         model, events = build(("dense", 0), fw, make_weights(("dense", 0), 0)), []
         model.register_full_backward_hook(lambda m, gin, gout: events.append((summary(gin), summary(gout))))
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, torch_warns_when_no_input_needs_grad():
             warnings.simplefilter("always")
             fw.sum(model(_input(0, fw, False))).backward()
         seen[fw.name] = (events, [str(w.message) for w in caught], summary(model.weight.grad))

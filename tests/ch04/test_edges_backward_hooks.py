@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.ch04.test_backward_hooks import _input
+from tests.ch04.torch_hook_warning import torch_warns_when_no_input_needs_grad
 from tests.ch04.twins import FRAMEWORKS, build, make_weights, no_global_hooks, same, summary
 
 
@@ -57,7 +58,7 @@ def _no_input_grad_backward(fw):
     refs = []
     model.register_full_backward_hook(lambda m, gin, gout: refs.extend(weakref.ref(g) for g in gout))
     out = model(_input(0, fw, False))
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, torch_warns_when_no_input_needs_grad():
         warnings.simplefilter("always")
         fw.sum(fw.mul(out, out)).backward()
     gc.collect()

@@ -7,6 +7,7 @@ import torch
 
 from tests.ch04.test_state_dict import NODE
 from tests.ch04.twins import FRAMEWORKS
+from tests.torch_versions import torch_before
 
 pytestmark = pytest.mark.exercise("4.5")
 
@@ -82,5 +83,7 @@ def test_load_post_hook_must_not_return_a_value():
     for fw in FRAMEWORKS:
         root = tree(fw)
         root.register_load_state_dict_post_hook(lambda mod, keys: keys)
-        with pytest.raises(AssertionError, match="not expected to return new values"):
+        # torch before 2.13 runs two of the words together ("are notexpected"); minikernel says 2.13's
+        words = "notexpected" if fw.name == "torch" and torch_before("2.13") else "not expected"
+        with pytest.raises(AssertionError, match=f"are {words} to return new values"):
             root.load_state_dict(root.state_dict())

@@ -15,6 +15,7 @@ import torch.distributed as dist
 from torch.distributed import ReduceOp
 
 from minikernel.distributed import Ring, ring_allreduce, ring_allreduce_chunks, run_ranks
+from tests.torch_versions import torch_before
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 INTS = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
@@ -63,6 +64,10 @@ def _check_cases(cases: list[tuple]) -> list[str]:
             expected = x.contiguous().to(torch.int32)
             dist.all_reduce(expected, op)
             expected = expected.to(dtype)
+        elif op == ReduceOp.AVG and torch_before("2.11"):  # gloo before 2.11: "Cannot use ReduceOp.AVG with Gloo"
+            expected = x.contiguous().clone()
+            dist.all_reduce(expected, ReduceOp.SUM)
+            expected /= world  # AVG as documented: the SUM divided by the world size
         else:
             expected = x.contiguous().clone()
             dist.all_reduce(expected, op)

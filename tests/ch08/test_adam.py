@@ -11,6 +11,7 @@ from hypothesis import given, strategies as st
 import minikernel.optim as mk_optim
 from minikernel.autograd import values
 from minikernel.optim import adam as mk_adam
+from tests.ch08.torch_adam import documented_groups, documented_repr, torch_adam
 from tests.ch08.twins import as_torch, assert_close, first_difference, gradient_runs, leaves, mk_tensor, set_grads
 
 
@@ -34,7 +35,7 @@ def test_adam_update_matches_torch_optim_adam(run, options):
     """Your functional adam, with state you keep, against torch.optim.Adam step by step."""
     shapes, seed, steps = run
     tparams, mparams = leaves(shapes, seed=seed)
-    topt = torch.optim.Adam(tparams, **options)
+    topt = torch_adam("Adam", tparams, **options)
     state = [None] * len(shapes)
     for grads in steps:
         set_grads(tparams, mparams, grads)
@@ -92,8 +93,8 @@ def test_adam_and_adamw_classes_match_torch_with_a_checkpoint(run, options, name
     if name == "AdamW":
         options = {k: v for k, v in options.items() if k != "decoupled_weight_decay"}
     tparams, mparams = leaves(shapes, seed=seed)
-    topt, mopt = getattr(torch.optim, name)(tparams, **options), getattr(mk_optim, name)(mparams, **options)
-    assert repr(mopt) == repr(topt)
+    topt, mopt = torch_adam(name, tparams, **options), getattr(mk_optim, name)(mparams, **options)
+    assert repr(mopt) == documented_repr(repr(topt), name, options)
     for i, grads in enumerate(steps):
         if i == stop:
             saved = copy.deepcopy(mopt.state_dict())
@@ -105,7 +106,7 @@ def test_adam_and_adamw_classes_match_torch_with_a_checkpoint(run, options, name
         topt.step()
         assert_close(mparams, tparams)
     mine, theirs = mopt.state_dict(), topt.state_dict()
-    assert mine["param_groups"] == theirs["param_groups"]
+    assert mine["param_groups"] == documented_groups(theirs["param_groups"], name, options)
     assert sorted(mine["state"]) == sorted(theirs["state"])
     for i, state in theirs["state"].items():
         assert list(mine["state"][i]) == list(state), "same state keys, in torch's order"
