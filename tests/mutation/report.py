@@ -37,7 +37,10 @@ changes it, and the command of the rows then says so): an exercise whose own tes
 near that long (5.6 on the CUDA simulator: about 31 s) is measured with a longer one, or
 every mutant that passes would count as killed by a hang. So is one measured on a busy
 machine: at a load average of about 10 on the 2 cores, 2.3's tests took over 30 s and its
-8 equivalent mutants counted as hangs; with `--timeout 90` they survive.
+8 equivalent mutants counted as hangs; with `--timeout 90` they survive. A mutant killed
+only by the limit may still be a slow one that passes: `--again KEY...` (the keys `--list`
+prints) grades such mutants of one exercise once more, with a longer `--timeout`, and moves
+them in its row, whose command then names both passes.
 """
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import json
 
-from tests.mutation.__main__ import EQUIVALENT, outcome
+from tests.mutation.__main__ import EQUIVALENT, outcome, regraded
 from tests.mutation.mutate import Exercise, exercises, mutants
 
 SAMPLE = '''"""A module."""
@@ -71,3 +71,16 @@ def test_a_mutant_is_killed_by_a_fail_or_a_hang_and_survives_a_pass():
     assert outcome(mutant, _reply("FAIL", error="ImportError: no module"))[0] == "error"
     assert outcome(mutant, _reply("TODO"))[0] == "error"
     assert outcome(mutant, {"hung": False, "stdout": "Traceback", "stderr": "", "exit": 1})[0] == "error"
+
+
+def test_a_mutant_graded_again_moves_between_the_row_counts():
+    first, second, third = mutants(Exercise("9.9", "sample", ("f",)), SAMPLE)[:3]
+    row = {"killed": 2, "survived": 1, "error": 1, "survivors": [{"key": second.key, "line": second.before}],
+           "errors": [{"key": third.key, "detail": "no JSON"}]}
+    regraded(row, first, "survived", "")  # killed by the time limit, passes with a longer one
+    assert (row["killed"], row["survived"], row["error"]) == (1, 2, 1)
+    assert [s["key"] for s in row["survivors"]] == [second.key, first.key]
+    regraded(row, second, "killed", "test: x")
+    regraded(row, third, "killed", "test: x")
+    assert (row["killed"], row["survived"], row["error"]) == (3, 1, 0)
+    assert [s["key"] for s in row["survivors"]] == [first.key] and row["errors"] == []
