@@ -4,8 +4,9 @@ TorchElastic (``torch.distributed.elastic``, under ``torchrun``) runs an *agent*
 every node that starts the workers and watches them. When one fails, the agent
 stops the others and starts the whole group again, up to ``--max-restarts`` times;
 each new worker sees ``TORCHELASTIC_RESTART_COUNT`` (0 on the first attempt), and
-the ranks rendezvous anew (with ``--nnodes MIN:MAX`` a node may also join or leave at
-that moment: membership changes are handled the same way, by a restart).
+the ranks rendezvous anew (with ``--nnodes MIN:MAX`` nodes may also join or leave: a
+membership change is handled the same way, by restarting the workers, but it does not
+count against ``--max-restarts``; ``elastic_membership`` runs a node joining).
 
 Nothing of the failed workers survives a restart, so the training script must
 resume by itself: here rank 0 saves a checkpoint (model, optimizer, next step)
