@@ -46,7 +46,8 @@ def get_total_norm(tensors: Tensors, norm_type: float = 2.0, error_if_nonfinite:
     * ``foreach`` picks torch's implementation; ignore it.
 
     Compute with numpy on ``values.array(t)``; return ``values.wrap(...)`` of a 0-d array
-    in the tensors' dtype (float32 for float32 gradients).
+    in the tensors' dtype (float32 for float32 gradients; float64 when float32 and float64
+    gradients mix, whichever comes first: the norms are promoted together, as torch stacks them).
 
     Matches: ``torch.nn.utils.get_total_norm(tensors, norm_type, error_if_nonfinite)`` (value,
     dtype, error).
@@ -62,7 +63,8 @@ def clip_grads_with_norm_(parameters: Tensors, max_norm: float, total_norm: Tens
     None) by ``min(max_norm / (total_norm + 1e-6), 1)``, in place. ``parameters`` is a Tensor
     (treat it as ``[parameters]``) or an iterable of them.
 
-    The factor is computed in ``total_norm``'s dtype; torch multiplies even when it is 1
+    The factor is computed in ``total_norm``'s dtype and converted to each gradient's dtype
+    before multiplying (float32 gradients by a float32 factor); torch multiplies even when it is 1
     (no branch on the value, which would cost a GPU sync). Gradients may be non-contiguous:
     multiply their own elements, not a reshaped copy. Bump each gradient's version
     after writing it (``g._bump_version()``). A non-finite ``total_norm`` turns the

@@ -66,7 +66,7 @@ def add_param_group(param_groups: list[ParamGroup], param_group: ParamGroup, def
        in ``param_group["params"]``.
     3. Named parameters: items may be ``(name, tensor)`` tuples (``model.named_parameters()``).
        Then ``param_group["params"]`` keeps only the tensors and ``param_group["param_names"]``
-       the names; a mix of named and unnamed raises ``ValueError("all optimizer params should
+       the names; a mix of named and unnamed (whichever comes first) raises ``ValueError("all optimizer params should
        be with/without names. Some param names are missing")``.
     4. Every param must be a minikernel ``Tensor``, else ``TypeError("optimizer can only optimize
        Tensors, but one of the params is " + typename(param))``; and a leaf (``param.is_leaf``, or
