@@ -15,6 +15,7 @@ import numpy as np
 from ..kernels import launch, layout
 from ..kernels.scalar_ops import BINARY
 from ..tensor import Tensor, float32
+from .memory_overlap import in_kernel_order, reads_what_it_writes
 from .tensor_iterator import (
     Operand,
     _check_dtype,
@@ -57,8 +58,15 @@ def binary(name: str, a: Operand, b: Operand, out: Optional[Tensor] = None, inpl
         out = empty(shape, layout.output_strides(shape, inputs), dtype, where)
     else:
         check_out(name, out, shape, dtype, where, [a, b], inplace)
+    if inplace and where == "cpu" and reads_what_it_writes(out, [b]):
+        out._numpy_view()[...] = in_kernel_order(UFUNCS[name], out, b)  # torch's kernel reads what it wrote
+        return out
     launch.zip_(BINARY[name], out, broadcast_to(a, shape, where), broadcast_to(b, shape, where))
     return out
+
+
+#: the zip kernel's ops as numpy computes them, for ``memory_overlap.in_kernel_order``
+UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
 
 
 def add(a: Operand, b: Operand, *, out: Optional[Tensor] = None) -> Tensor:

@@ -5,11 +5,17 @@ may not read an input that shares only part of the written memory: element by el
 it would read values it has already overwritten. Where the layouts make that hard to
 decide (not dense), torch lets the write through, and so does this.
 
-Duck-typed (shape, strides, ``data_ptr``): it sits below the Tensor.
+When the layouts let such a write through, torch's kernel still reads each element as it
+writes it, so an element written earlier is read with its new value: ``in_kernel_order``
+computes what that loop leaves.
+
+Duck-typed (shape, strides, ``data_ptr``, storage): it sits below the Tensor.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
 
 from ..kernels import layout
 
@@ -43,3 +49,39 @@ def check_overlap(out: Any, inputs: Sequence[Any], allow_full: bool = True, inte
         full = written == seen and out.stride() == t.stride()
         if (not full or not allow_full) and written[0] < seen[1] and seen[0] < written[1]:
             raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+def reads_what_it_writes(out: Any, inputs: Sequence[Any]) -> bool:
+    """Whether an input shares ``out``'s memory without being ``out``'s very elements (same
+    offset, shape and strides), so that writing element by element changes what is read next."""
+    return any(getattr(t, "_storage", None) is out._storage and (t.storage_offset(), t.shape, t.stride())
+               != (out.storage_offset(), out.shape, out.stride()) for t in inputs)
+
+
+def _loop_order(shape: Sequence[int], strides: Sequence[int]) -> list[int]:
+    """The dims of ``out`` from the outermost loop to the innermost, as torch's ``TensorIterator``
+    orders them (``reorder_dimensions``): the smallest stride innermost; equal strides keep the
+    tensor's order (the later dim inner)."""
+    return sorted(range(len(shape)), key=lambda d: -abs(strides[d]))
+
+
+def in_kernel_order(op: Callable, out: Any, other: Any) -> np.ndarray:
+    """``out = op(out, other)`` as torch's CPU kernel computes it in place, one element at a time in its
+    loop order, ``other`` (a tensor on the same storage, broadcast to ``out``'s shape) read from
+    memory the loop may have written already. Runs on a copy of the storage and returns ``out``'s new values (to be written by the caller)."""
+    storage = np.array(out._storage, copy=True)
+
+    def window(t: Any) -> np.ndarray:
+        size = storage.itemsize
+        return np.lib.stride_tricks.as_strided(storage[t.storage_offset():], t.shape,
+                                               tuple(st * size for st in t.stride()), writeable=True)
+    target = window(out)
+    source = np.broadcast_to(window(other), out.shape)  # a view of the same copy: it sees each write
+    order = _loop_order(out.shape, out.stride())
+    for index in np.ndindex(*(out.shape[d] for d in order)):
+        at = [0] * len(out.shape)
+        for d, i in zip(order, index):
+            at[d] = i
+        at = tuple(at)
+        target[at] = op(target[at], source[at])
+    return target.copy()

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
+from ..aten.binary_ops import UFUNCS
+from ..aten.memory_overlap import in_kernel_order, reads_what_it_writes
 from ..aten.tensor_iterator import check_out
 from ..tensor import Tensor
 from . import values as V
@@ -101,6 +103,8 @@ def inplace(name: str, x: Tensor, other: Optional[Operand] = None) -> Tensor:
     operands = [a for a in args[1:] if isinstance(a, Tensor)]
     if name not in ("fill", "zero"):  # torch's fill_ and zero_ check no overlap: they may write into an expanded tensor
         check_out(f"{name}_", x, result.shape, result.dtype, "cpu", operands, inplace=True)  # torch's refusals
+    if name in UFUNCS and not x.is_cuda and reads_what_it_writes(x, operands):
+        result = V.wrap(in_kernel_order(UFUNCS[name], x, other), x.dtype)  # torch's element order
     V.write(x, result)  # aten::copy_: the backend writes, ADInplaceOrView bumps x's version once
     if recording and result.grad_fn is not None:
         rebase_history(x, result, result.grad_fn)

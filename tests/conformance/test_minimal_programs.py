@@ -17,6 +17,9 @@ minikernel by the fuzzer's own engine (``programs.run_program``: values, shapes,
   and a value with leading 1s is viewed without them first (``x[[0]] = x`` for an empty x
   of shape (1, 0, 3) is another tensor, so the same-tensor refusal does not apply; a strided
   x is "too hard" to decide and goes through);
+* an in-place op whose operand shares part of the written memory (``t[..., :1] += t.flatten()[:1]``):
+  torch's kernel reads each element as it writes, so ``t[1, 0]`` gets the new ``t[0, 0]``, also
+  while recording;
 * ``zero_`` on a ``matmul`` result that torch returns as a view (its composite ends with a
   transpose): torch's ``grad_fn`` becomes ``AsStridedBackward0`` (docs/conformance.md).
 """
@@ -107,6 +110,12 @@ PROGRAMS = {
         ("inplace", "mul_2", [1], False),
         ("backward", False, False),
     ],
+    "t[..., :1] += t.flatten()[:1]": [
+        ("leaves", [(2, 3)], [True], 28110),
+        ("op", "sigmoid", [0], False),
+        ("inplace", "iadd_index_expr", [1, 1], False, ("tuple", [("ellipsis",), ("slice", None, 1, None)]), "one"),
+        ("backward", False, False),
+    ],
 }
 
 
@@ -144,3 +153,17 @@ def _write_into_stale_view(lib, read_grad_fn_first: bool):
 @pytest.mark.parametrize("read_grad_fn_first", [False, True])
 def test_write_into_a_view_whose_base_took_a_history_like_torch(read_grad_fn_first):
     assert _write_into_stale_view(minikernel, read_grad_fn_first) == _write_into_stale_view(torch, read_grad_fn_first)
+
+
+def _overlapping_inplace(lib, op: str, requires_grad: bool) -> list:
+    base = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=lib.float64, requires_grad=requires_grad)
+    a = base * 1
+    column = a[..., :1]
+    getattr(column, op)(a.flatten()[:1])  # the operand is a[0, 0], which the op writes first
+    return a.detach().flatten().tolist()
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("op", ["add_", "sub_", "mul_", "div_"])
+def test_an_inplace_op_reads_what_it_wrote_before_like_torch(op, requires_grad):
+    assert _overlapping_inplace(minikernel, op, requires_grad) == _overlapping_inplace(torch, op, requires_grad)
