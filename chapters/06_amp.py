@@ -64,7 +64,6 @@ import minikernel.amp as mk_amp
 from minikernel.amp import OptState
 from minikernel.amp import scaling as S
 from minikernel.course import notebook_display
-from minikernel.course.bench.timing import median_ms
 from minikernel.course.checking import agree
 
 notebook_display.install()  # an unfinished exercise shows a short box, and Run All goes on
@@ -190,26 +189,57 @@ for op in ("aten::mm", "aten::softmax.int", "aten::layer_norm", "aten::sum", "at
 
 # %% [markdown]
 # Does it pay? On a GPU with tensor cores, usually. On a CPU it depends on the
-# instruction set: without native 16-bit arithmetic the casts and conversions can
-# cost more than the matmul saves (the notes observed on GPU too that mixed precision
-# "is not necessarily faster"). Timings vary from machine to machine and from run to
-# run on a busy one, so this cell's output is not checked:
+# instruction set: a 16-bit matmul is fast where the CPU has instructions for that
+# dtype, and takes a much slower path where it has none. The cell lists the CPU's
+# 16-bit instruction flags (from `/proc/cpuinfo`, on Linux) and times the first
+# layer's matmul alone beside each whole step: in a dtype the CPU has no instructions
+# for, that matmul alone is already many times slower than in float32 (the notes
+# observed on GPU too that mixed precision "is not necessarily faster"). One thread,
+# pinned, and CPU time (`time.process_time`), so that waiting for a core on a busy
+# machine does not count; the times still vary from machine to machine and run to
+# run, so this cell's output is not checked:
 
 # %% tags=["nbval-ignore-output"]
+import os
+import statistics
+import time
+
+
+def cpu_ms(fn, warmup=2, repeat=7):
+    """Median CPU time of this process per call of ``fn``, in ms."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeat):
+        start = time.process_time()
+        fn()
+        samples.append((time.process_time() - start) * 1e3)
+    return statistics.median(samples)
+
+
 mlp = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256))
 batch = torch.randn(128, 256)
+flags = set(open("/proc/cpuinfo").read().split()) if os.path.exists("/proc/cpuinfo") else set()
+threads = torch.get_num_threads()
+torch.set_num_threads(1)
+print("threads:", torch.get_num_threads(), "| 16-bit instruction flags:",
+      sorted(flags & {"avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16"}) or "none listed")
 for label, dtype in (("float32", None), ("autocast bfloat16", torch.bfloat16), ("autocast float16", torch.float16)):
     # torch.autocast also works as a decorator: the whole step runs inside it
     step = torch.autocast("cpu", dtype=dtype or torch.bfloat16, enabled=dtype is not None)(
         lambda: (mlp.zero_grad(), mlp(batch).float().pow(2).mean().backward()))
-    print(f"{label:<18} {median_ms(step, repeat=7):8.2f} ms per forward+backward")
+    a, wt = batch.to(dtype or torch.float32), mlp[0].weight.detach().t().to(dtype or torch.float32)
+    print(f"{label:<18} {cpu_ms(step):8.2f} ms per forward+backward | the 128x256 @ 256x256 "
+          f"matmul alone: {cpu_ms(lambda a=a, wt=wt: a @ wt):7.3f} ms")
+torch.set_num_threads(threads)
 
 # %% [markdown]
 # **Is it lighter on memory?** What autograd saves for backward (chapter 10's
 # `SavedTensorMeter`, which counts each saved storage once and skips the
-# parameters) tells. Under autocast a Linear saves its *bfloat16* input and a
-# bfloat16 **copy of its weight**: activations shrink by half, but each layer's
-# weight copy is new memory. With a large batch the activations dominate and memory
+# parameters) tells. Under autocast a Linear saves its *bfloat16* input and, when
+# the gradient must go on to that input, a bfloat16 **copy of its weight** (the first
+# layer, whose input needs no gradient, saves none): activations shrink by half, but
+# each such weight copy is new memory. With a large batch the activations dominate and memory
 # drops; with a small batch and wide layers the copies can make it grow — the
 # notes' "not necessarily lighter on memory":
 
@@ -416,7 +446,7 @@ print("w after opt.step() on scaled gradients:", w.detach(), " w.grad still:", w
 # %% [markdown]
 # Two more corrections to older code. `torch.cuda.amp.*` still works but warns; and a
 # plain `GradScaler()` means `GradScaler("cuda")`, which on a machine without CUDA
-# warns once and **disables itself**: scale 1.0, `scale(loss)` returns the loss
+# warns and **disables itself**: scale 1.0, `scale(loss)` returns the loss
 # unchanged — training runs, silently without loss scaling. Say `"cpu"` on a CPU.
 # `enabled=False` gives the same pass-through on purpose (the notes' `use_amp` switch).
 

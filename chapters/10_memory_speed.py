@@ -104,8 +104,10 @@ def chapter08_model() -> torch.nn.Sequential:
 # ## 1. What autograd keeps for backward
 #
 # Every op that needs its inputs (or output) for the backward formula *saves* them in
-# its graph node: `linear` saves its input and weight (dW = gᵀ·x, dx = g·W), `relu` its
-# output (the mask y > 0), `sin` its input. These saved tensors are the **activation
+# its graph node: `linear` saves its input (dW = gᵀ·x) and, when the gradient must go
+# on to that input, its weight (dx = g·W: below, the first Linear's input needs no
+# gradient and only the second saves a parameter), `relu` its output (the mask y > 0),
+# `sin` its input. These saved tensors are the **activation
 # memory**: they live from the forward until the node runs in backward, and they grow
 # with batch size × depth — often far more than the parameters.
 #
@@ -207,8 +209,9 @@ print("saved bytes per layer unchanged:", saved_bytes_per_module(relu_net, x_rel
 
 # %% [markdown]
 # **In-place activated BatchNorm** (InPlace-ABN, Rota Bulò et al.) goes further. In
-# training mode BatchNorm saves its input x and the activation after it saves its
-# output y: two activation-sized tensors per BN+activation pair. InPlace-ABN
+# training mode BatchNorm saves its input x and the activation after it saves one
+# more tensor (an out-of-place LeakyReLU its input, BN's output; an in-place one its
+# output y): two activation-sized tensors per BN+activation pair. InPlace-ABN
 # computes y = leaky_relu(BN(x)) in x's memory and saves only y; backward
 # **recomputes** BN's normalized input by inverting both steps — z = y where y ≥ 0,
 # y/slope elsewhere (a leaky ReLU is invertible, a plain ReLU is not), then
@@ -671,7 +674,8 @@ print("back to a PIL image:", back.mode, back.size, "| same pixels:", torch.equa
 # speed, reduced-size decoding helps when the model wants small inputs anyway, and
 # packing matters most when the per-file cost (open, a metadata lookup on a network
 # file system, a seek on a hard disk) is large next to decoding — here, with small
-# files in the page cache, it is visible only for the raw arrays.
+# files in the page cache, it gains most for the raw arrays, which have no decoding to
+# hide the per-file cost behind.
 
 # %% [markdown]
 # ## 4. Profiling and debugging
@@ -696,7 +700,10 @@ for w in legacy_warnings:
 
 # %% [markdown]
 # Chapter 08's training loop under the profiler, 8 steps of Adam on batches of 32.
-# The op table (times vary between runs) and then the counts, which do not:
+# The op table (times vary between runs; on a busy machine the op that is running when
+# the process loses its core collects the wait, so one op at milliseconds per call
+# heading a table of microsecond ops is such a pause, not that op's cost) and then
+# the counts, which do not vary:
 
 # %% tags=["nbval-ignore-output"]
 torch.manual_seed(0)
@@ -965,16 +972,32 @@ print(f"state_dict size: float32 {saved_size(mlp) / 2**20:.2f} MiB, int8 {saved_
 # %% [markdown]
 # The speed-up depends on the machine and, most, on the thread count: with more threads
 # than free cores both times grow tens of times over and their ratio means nothing. So
-# one thread, pinned and printed, 5 warm-up calls, then the median of 31 (each sample
-# times a batch of calls lasting about 1 ms):
+# one thread, pinned and printed, 5 warm-up calls, then the median of 31 calls, each
+# timed in this thread's CPU time (`time.thread_time`): the wall clock also counts the
+# time the process waits for a core, and on a busy machine that wait can inflate one
+# side many times over (the float32 side here, whose calls are longer, most), while
+# the CPU time stays put:
 
 # %% tags=["nbval-ignore-output"]
+def thread_cpu_ms(fn, warmup=5, repeat=31):
+    """Median CPU time of this thread per call of ``fn``, in ms (time waiting for a core not counted)."""
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeat):
+        start = time.thread_time()
+        fn()
+        samples.append((time.thread_time() - start) * 1e3)
+    return statistics.median(samples)
+
+
 threads = torch.get_num_threads()
 torch.set_num_threads(1)
 with torch.no_grad():
-    float_ms, int8_ms = (median_ms(lambda m=m: m(batch), warmup=5, repeat=31) for m in (mlp, qmlp))
-print(f"float32: {float_ms:.2f} ms, dynamic int8: {int8_ms:.2f} ms, {float_ms / int8_ms:.1f}× "
-      f"(median of 31, batch 64, {torch.get_num_threads()} thread)")
+    float_ms, int8_ms = (thread_cpu_ms(lambda m=m: m(batch)) for m in (mlp, qmlp))
+    float_wall = median_ms(lambda: mlp(batch), warmup=5, repeat=31)
+print(f"float32: {float_ms:.2f} ms, dynamic int8: {int8_ms:.2f} ms of CPU time per call, {float_ms / int8_ms:.1f}× "
+      f"(median of 31, batch 64, {torch.get_num_threads()} thread); float32 by the wall clock: {float_wall:.2f} ms")
 torch.set_num_threads(threads)
 
 # %% [markdown]
@@ -1305,14 +1328,23 @@ if not cuda_tour.available():
 #    counter (it counts only matrix products and convolutions) but read and write
 #    whole activations.
 #
-# Times are medians of 15 calls after warm-up, on one pinned thread (printed); they
-# vary from run to run and machine to machine, the FLOPs and bytes do not.
+# Times are medians of 31 calls after warm-up, in this thread's CPU time (§5's
+# `thread_cpu_ms`, so waiting for a core does not count), on one pinned thread
+# (printed). Each group ends by saying whether its guideline held in this run: the
+# variant that moves the most bytes took longer than the one that moves the fewest.
 
 # %% tags=["nbval-ignore-output"]
 def count_flops(fn, x):
     with FlopCounterMode(display=False) as counter:
         fn(x)
     return counter.get_total_flops()
+
+
+def report(label, fn, x, mac=None):
+    ms = thread_cpu_ms(lambda: fn(x))
+    print(f"   {label}: {count_flops(fn, x) / 1e6:5.0f} MFLOP, "
+          + (f"MAC {mac / 2**20:5.1f} MiB, " if mac is not None else "") + f"{ms:5.2f} ms")
+    return ms
 
 
 threads = torch.get_num_threads()
@@ -1323,41 +1355,36 @@ batch, side = 8, 28
 pixels = batch * side * side
 with torch.no_grad():
     print("1. equal channels: 1×1 conv, c1·c2 = 128·128")
-    for c1, c2 in ((128, 128), (64, 256), (32, 512), (16, 1024)):
-        conv, x = torch.nn.Conv2d(c1, c2, 1, bias=False), torch.randn(batch, c1, side, side)
-        mac = 4 * (pixels * (c1 + c2) + c1 * c2)
-        print(f"   c1={c1:4} c2={c2:4}: {count_flops(conv, x) / 1e6:5.0f} MFLOP, MAC {mac / 2**20:5.1f} MiB, "
-              f"{median_ms(lambda conv=conv, x=x: conv(x)):5.2f} ms")
+    times = [report(f"c1={c1:4} c2={c2:4}", torch.nn.Conv2d(c1, c2, 1, bias=False), torch.randn(batch, c1, side, side),
+                    4 * (pixels * (c1 + c2) + c1 * c2)) for c1, c2 in ((128, 128), (64, 256), (32, 512), (16, 1024))]
+    print(f"   held: {times[-1] > times[0]} (16→1024 takes {times[-1] / times[0]:.1f}× the time of 128→128)")
     print("2. fewer groups: 1×1 conv, c²/g = 64²")
-    for groups, c in ((1, 64), (4, 128), (16, 256)):
-        conv, x = torch.nn.Conv2d(c, c, 1, groups=groups, bias=False), torch.randn(batch, c, side, side)
-        mac = 4 * (pixels * 2 * c + c * c // groups)
-        print(f"   g={groups:2} c={c:3}: {count_flops(conv, x) / 1e6:5.0f} MFLOP, MAC {mac / 2**20:5.1f} MiB, "
-              f"{median_ms(lambda conv=conv, x=x: conv(x)):5.2f} ms")
+    times = [report(f"g={groups:2} c={c:3}", torch.nn.Conv2d(c, c, 1, groups=groups, bias=False),
+                    torch.randn(batch, c, side, side), 4 * (pixels * 2 * c + c * c // groups))
+             for groups, c in ((1, 64), (4, 128), (16, 256))]
+    print(f"   held: {times[-1] > times[0]} (16 groups take {times[-1] / times[0]:.1f}× the time of one)")
     print("3. fewer branches: 128 → 128 channels as one conv or as parallel branches + cat")
     x = torch.randn(batch, 128, side, side)
+    times = []
     for n_branches in (1, 4, 8):
         branches = [torch.nn.Conv2d(128, 128 // n_branches, 1, bias=False) for _ in range(n_branches)]
 
         def run(t, branches=branches):
             return torch.cat([b(t) for b in branches], 1)
-        print(f"   {n_branches} branch(es): {count_flops(run, x) / 1e6:5.0f} MFLOP, "
-              f"{median_ms(lambda: run(x)):5.2f} ms")
+        times.append(report(f"{n_branches} branch(es)", run, x))
+    print(f"   held: {times[-1] > times[0]} (8 branches take {times[-1] / times[0]:.1f}× the time of one conv)")
     print("4. fewer element-wise ops: conv, then conv + ReLU + residual add")
     conv = torch.nn.Conv2d(128, 128, 1, bias=False)
-    for label, fn in (("conv            ", conv),
-                      ("relu(conv) + x  ", lambda t: torch.relu(conv(t)) + t)):
-        print(f"   {label}: {count_flops(fn, x) / 1e6:5.0f} MFLOP, {median_ms(lambda fn=fn: fn(x)):5.2f} ms")
+    times = [report("conv            ", conv, x), report("relu(conv) + x  ", lambda t: torch.relu(conv(t)) + t, x)]
+    print(f"   held: {times[1] > times[0]} (the ReLU and the add take {times[1] / times[0]:.1f}× the conv's time)")
 torch.set_num_threads(threads)
 
 # %% [markdown]
-# In each group the FLOPs are identical and only the bytes differ. When this
-# chapter was written, on a quiet 2-core machine with one thread, all four
-# guidelines held on the CPU too: 16→1024 channels took about 1.8× as long as
-# 128→128, 16 groups about 2.5× one group, four branches about 1.2× one
-# convolution, and the ReLU and add doubled the time of the convolution alone.
-# Your numbers will differ; on a busy machine the smaller differences can drown
-# in the noise or even reverse. The FLOPs and bytes do not change.
+# In each group the FLOPs are identical and only the bytes differ. How much the
+# bytes cost depends on the machine (its caches and memory bandwidth), and a busy
+# machine slows the byte-heavy variants more (other processes evict the caches), so
+# the ratios change from run to run; the smaller differences can drown in the noise
+# or even reverse, which the `held` lines would show. The FLOPs and bytes do not change.
 # (Chapter 02 showed the root cause: an element-wise op
 # is bound by memory bandwidth, a large convolution or matmul by arithmetic.)
 #
