@@ -106,7 +106,9 @@ def non_finite_check_and_unscale_(grads: list[Tensor], found_inf: Tensor, inv_sc
     ``found_inf`` to 1.0 if any element of any gradient is inf or NaN.
 
     ``found_inf`` (1-element float32) is only ever *set*, never cleared, so several
-    calls accumulate into it. Gradients are multiplied even when an inf is found
+    calls accumulate into it. Each gradient is checked *before* it is multiplied: a finite
+    gradient that overflows to inf when unscaled (``inv_scale`` > 1) is no inf found, as in
+    torch. Gradients are multiplied even when an inf is found
     (the step will be skipped anyway). ``inv_scale`` is a 1-element float32 tensor:
     multiply with it as a tensor (``g.mul_(inv_scale)``), so a bfloat16 or float16
     gradient is multiplied in float32 and rounded once, as torch's kernel does.
