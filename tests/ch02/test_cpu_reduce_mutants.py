@@ -1,0 +1,72 @@
+"""Exercise 2.4 edge case: the reduce kernel stays inside every array it indexes.
+
+Not only the storages: its own buffers (an index buffer, a strip of accumulators) and the
+headers (``out_shape``, ``a_strides``) too. One element past an accumulator strip or past
+``out_shape`` changes no value the other tests compare, but a write there corrupts whatever
+memory lies after the buffer, and a read there decides with whatever it finds. numba checks no
+index by default; compiled with ``boundscheck=True`` (and serially: ``prange`` then runs as
+``range``, so the error reaches the caller), any such index raises IndexError.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+import torch
+
+from minikernel.kernels import launch
+from minikernel.kernels.scalar_ops import MAX, SUM
+from minikernel.kernels.sizes import CPU_REDUCE_STRIP
+from tests.ch02.strategies import assert_values, blank_like_contiguous, kernel_args
+from tests.ch02.test_cpu_kernels import _random
+
+W = CPU_REDUCE_STRIP
+
+CASES = [  # (input, dim): every walk of a reduction, with full strips and a partial last one
+    (lambda: _random((5, 2 * W + 3), torch.int64, 41).double(), 0),           # outputs side by side, contiguous
+    (lambda: _random((5, 4 * W + 6), torch.int64, 42).double()[:, ::2], 0),   # side by side, a step of 2
+    (lambda: _random((3, 2 * W + 3, 2), torch.int64, 43).double().transpose(1, 2), 2),  # a middle kept dim
+    (lambda: _random((9, 7), torch.int64, 44).double(), 1),                   # contiguous rows, 4 at a time and the rest
+    (lambda: _random((9, 14), torch.int64, 45).double()[:, ::2], 1),          # rows at a step of 2
+    (lambda: _random((2, 3, 5), torch.int64, 46).double().permute(2, 0, 1), 1),  # the reduced dim between two others
+    (lambda: _random((4, 1), torch.int64, 47).double().expand(4, 6), 0),      # a kept dim of stride 0
+    (lambda: _random((3, 0), torch.int64, 48).double(), 1),                   # rows of no element
+]
+IDS = ["strips", "strips-step2", "strips-middle", "rows", "rows-step2", "middle", "expanded", "empty-rows"]
+
+
+_CHECKED: dict = {}
+
+
+def _checked_kernel():
+    """The active cpu_reduce compiled with numba's bounds checks, serially (once per function)."""
+    fn = launch.kernel("cpu", "reduce").function
+    if _CHECKED.get("fn") is not fn:
+        _CHECKED.update(fn=fn, kernel=numba.njit(boundscheck=True, error_model="numpy", parallel=False)(fn))
+    return _CHECKED["kernel"]
+
+
+@pytest.mark.exercise("2.4")
+@pytest.mark.parametrize("make, dim", CASES, ids=IDS)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int64])
+def test_cpu_reduce_indexes_no_array_out_of_bounds(make, dim, dtype):
+    launch.kernel("cpu", "reduce").check_implemented()
+    kernel = _checked_kernel()
+    t = make().to(dtype)
+    for name, op in (("sum", SUM), ("amax", MAX)):
+        if name == "amax" and t.shape[dim] == 0:
+            continue  # torch refuses a max over nothing
+        expected = getattr(torch, name)(t, dim, keepdim=True)
+        out = blank_like_contiguous(expected.shape, t.dtype)
+        o_storage, o_shape, o_strides, o_offset = kernel_args(out)
+        a_storage, a_shape, a_strides, a_offset = kernel_args(t)
+        kind = a_storage.dtype
+        identity = kind.type(0) if op == SUM else (kind.type(-np.inf) if kind.kind == "f" else kind.type(np.iinfo(kind).min))
+        try:
+            kernel(op, identity, o_storage, o_shape, o_strides, o_offset, a_storage, a_shape, a_strides, a_offset, dim)
+        except IndexError as err:
+            raise AssertionError(
+                f"{name} over dim {dim} of shape {tuple(t.shape)} (strides {t.stride()}): the kernel indexed an "
+                f"array out of its bounds ({err}); every index into out, a, the headers and the kernel's own "
+                "buffers (index, accumulators) must stay below the array's length") from None
+        assert_values(out, expected)
