@@ -103,9 +103,10 @@ def inplace(name: str, x: Tensor, other: Optional[Operand] = None) -> Tensor:
     operands = [a for a in args[1:] if isinstance(a, Tensor)]
     if name not in ("fill", "zero"):  # torch's fill_ and zero_ check no overlap: they may write into an expanded tensor
         check_out(f"{name}_", x, result.shape, result.dtype, "cpu", operands, inplace=True)  # torch's refusals
+    values = result  # the graph stays result's; the values written may come in torch's element order
     if name in UFUNCS and not x.is_cuda and reads_what_it_writes(x, operands):
-        result = V.wrap(in_kernel_order(UFUNCS[name], x, other), x.dtype)  # torch's element order
-    V.write(x, result)  # aten::copy_: the backend writes, ADInplaceOrView bumps x's version once
+        values = V.wrap(in_kernel_order(UFUNCS[name], x, other), x.dtype)
+    V.write(x, values)  # aten::copy_: the backend writes, ADInplaceOrView bumps x's version once
     if recording and result.grad_fn is not None:
         rebase_history(x, result, result.grad_fn)
     return x

@@ -116,6 +116,14 @@ PROGRAMS = {
         ("inplace", "iadd_index_expr", [1, 1], False, ("tuple", [("ellipsis",), ("slice", None, 1, None)]), "one"),
         ("backward", False, False),
     ],
+    "add_ into an empty expanded view of the operand": [
+        ("leaves", [(0, 3)], [True], 52578),
+        ("op", "sub", [0, 0], False),
+        ("op", "expand", [1], False),
+        ("inplace", "add_", [2, 1], False),
+        ("op", "mul", [1, 0], False),
+        ("backward", True, False),
+    ],
 }
 
 
@@ -160,7 +168,9 @@ def _overlapping_inplace(lib, op: str, requires_grad: bool) -> list:
     a = base * 1
     column = a[..., :1]
     getattr(column, op)(a.flatten()[:1])  # the operand is a[0, 0], which the op writes first
-    return a.detach().flatten().tolist()
+    node = a.grad_fn
+    name = None if node is None else type(node).__name__ if lib is torch else node.name()
+    return a.detach().flatten().tolist(), name
 
 
 @pytest.mark.parametrize("requires_grad", [False, True])
