@@ -13,6 +13,8 @@ edits count without a kernel restart) and report, per exercise:
 Each exercise runs in its own process group under a wall-clock limit, so an endless
 loop (in Python or in compiled numba code) or a crash fails that exercise only.
 Which code runs (yours or the reference) follows ``MINIKERNEL_SOLUTIONS`` as usual.
+OpenMP's idle threads sleep while grading (``OMP_WAIT_POLICY=PASSIVE`` unless set; see
+``minikernel/openmp_policy.py``): the exercises graded at once share the cores.
 """
 from __future__ import annotations
 
