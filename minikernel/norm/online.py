@@ -70,7 +70,9 @@ def welford_merge(count_a: Scalar, mean_a: Scalar, m2_a: Scalar,
         mean  = mean_a + delta * (count_b / count)
         M2    = m2_a + m2_b + delta² * (count_a * count_b / count)
 
-    The last term is the spread *between* the two parts' means. If one part is
+    The last term is the spread *between* the two parts' means. Use this form, not the
+    weighted average ``(count_a·mean_a + count_b·mean_b) / count``: parts with the same
+    mean must merge to exactly that mean (delta is 0). If one part is
     empty (count 0), return the other's triple unchanged (no division by zero).
     Keep the arguments' type, as in 5.2.
 
