@@ -228,7 +228,7 @@ def test_torch_is_pinned_exactly_everywhere():
     assert not problems, _report(problems)
 
 
-OLDEST_TORCH = "2.13.0"  # README, "Your own environment"; the smoke layer installs it and grades every exercise
+OLDEST_TORCH = "2.6.0"  # README, "Your own environment"; the smoke layer installs it and grades every exercise
 PINNED_TORCH = "2.13.0"  # constraints.txt (test_torch_is_pinned_exactly_everywhere)
 
 

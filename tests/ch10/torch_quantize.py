@@ -4,9 +4,9 @@ The docstrings give the float steps of torch 2.13 (x86): the reciprocal of the s
 rounded to float32, ``inv = 1 / float32(scale)``; then ``x * inv + zero_point``, for
 quint8/qint8 per tensor as one fused multiply-add (rounded once to float32), for qint32
 per tensor and every per-channel case a float32 product, rounded, then a float32 sum,
-rounded; then round half to even and clamp to ``[qmin, qmax]``. torch before 2.13 rounds
-``x * inv`` first and adds the zero point after (0.5 with zero point 3 gives 3, where
-2.13 rounds 3.5 to 4), so there the levels are computed here in float64 by those steps:
+rounded; then round half to even and clamp to ``[qmin, qmax]``. torch 2.6 rounds ``x * inv``
+first and adds the zero point after (0.5 with zero point 3 gives 3, where 2.13 rounds 3.5
+to 4), and 2.11 and 2.12 differ from 2.13 too, so before 2.13 the levels are computed here in float64 by those steps:
 the product of two float32 is exact in float64, and a float64 result rounded once to
 float32 is the float32 operation's (53 >= 2 * 24 + 2 bits), and they are put into a
 torch quantized tensor with the same scale and zero point, whose ``int_repr()`` and
