@@ -95,7 +95,7 @@ def load_from_state_dict(module: Any, state_dict: Mapping[str, Any], prefix: str
     Then every key of ``state_dict`` that starts with ``prefix`` is unexpected when
     the rest after the prefix, split once at the first ``"."``, is either
     ``child.rest`` with ``child`` not in ``module._modules``, or a plain name not in
-    ``local_state``. (``load_state_dict`` calls this for every module, with the
+    ``local_state`` (a non-persistent buffer's name too: it is no part of the state). (``load_state_dict`` calls this for every module, with the
     entries under that module's prefix, and turns the lists into its error.)
 
     Matches: ``torch.nn.Module._load_from_state_dict`` with ``strict=True`` bookkeeping.
