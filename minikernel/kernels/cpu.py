@@ -111,7 +111,12 @@ def cpu_reduce(op: int, identity: Scalar, out: Storage, out_shape: Shape, out_st
     times by ``a_strides[dim]``, folding with ``combine``.
 
     ``identity`` is 0 for SUM and -inf (or the smallest int64) for MAX, already of
-    the output's dtype; start the accumulator from it.
+    the output's dtype; start the accumulator from it. Fold as ``combine(op, acc, x)``
+    (accumulator first): for MAX of equal values (``0.0`` and ``-0.0``) torch keeps the
+    first one met, on every walk. Stay inside every array you index, your own buffers
+    included (an index buffer, a strip of accumulators): numba checks no index, so one
+    past the end writes into whatever memory follows; the tests compile your kernel
+    with ``boundscheck=True`` to find it.
 
     Speed (optional): stepping by ``a_strides[dim]`` reads one float per cache line
     when ``dim`` is not the closest-packed dim (``sum(dim=0)`` of a row-major matrix),
