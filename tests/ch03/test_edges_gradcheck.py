@@ -112,3 +112,15 @@ def test_gradcheck_takes_rtol_of_the_numerical_jacobian(factor):
     assert got == expected, (
         f"a backward {factor} times the true gradient, rtol=0.5, atol=0: torch's gradcheck says {expected}, yours "
         f"{got} (np.allclose(analytical, numerical, ...): |a - n| <= atol + rtol * |numerical|)")
+
+
+@pytest.mark.exercise("3.9")
+@pytest.mark.parametrize("factor", [1.0, 1.8])
+def test_gradcheck_takes_one_tensor_not_in_a_tuple(factor):
+    x = torch.tensor([0.5, 1.5, -2.0])
+    theirs, mine = leaves_pair(x)
+    expected = torch.autograd.gradcheck(_Scaled.make("torch", factor).apply, theirs[0], raise_exception=False)
+    got = G.gradcheck(_Scaled.make("mk", factor).apply, mine[0], raise_exception=False)
+    assert got == expected, (
+        f"gradcheck(fn, x) with one tensor, not a tuple: torch's says {expected}, yours {got} "
+        "(a lone tensor is the one input: wrap it in a tuple before calling fn(*inputs))")

@@ -190,8 +190,8 @@ def test_once_differentiable_first_derivative_is_right():
 @engine("3.9")
 @pytest.mark.parametrize("fn", ["cube", "exp_times", "tanh_times"])
 def test_gradgradcheck_agrees_with_torch(fn):
-    # Every op has x as an operand: gradcheck's finite differences run under no_grad, where
-    # an op on tensors outside autograd would take chapter 02's kernels.
+    # Every op has x as an operand, so every op is recorded (gradcheck evaluates the function in
+    # the caller's grad mode): an op on tensors outside autograd would take chapter 02's kernels.
     f = {"cube": lambda x: x * x * x,
          "exp_times": lambda x: x.exp() * x,
          "tanh_times": lambda x: x.tanh() * x}[fn]

@@ -1,0 +1,37 @@
+"""gradcheck builds its inputs with tuple(inputs): a lone tensor is iterated into its rows, not taken as the one input."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+import minikernel.autograd as A
+import minikernel.autograd.finite_differences as G
+from minikernel.autograd import values as V
+from minikernel.tensor import Tensor
+
+EXERCISE = "3.9"
+
+
+def gradcheck(func: Callable, inputs: Sequence[Tensor] | Tensor, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True) -> bool:
+    inputs = tuple(inputs)
+    wrt = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+    numerical = G.numerical_jacobian(func, inputs, eps)
+    out = func(*inputs)
+    analytical = [np.zeros((x.numel(), out.numel())) for x in wrt]
+    for i in range(out.numel()):
+        unit = np.zeros(out.numel(), V.array(out).dtype)
+        unit[i] = 1
+        grads = A.grad(out, wrt, V.wrap(unit.reshape(out.shape)), retain_graph=True, allow_unused=True)
+        for j, g in enumerate(grads):
+            if g is not None:
+                analytical[j][:, i] = V.array(g).ravel()
+    for j, (a, n) in enumerate(zip(analytical, numerical)):
+        if not np.allclose(a, n, rtol=rtol, atol=atol):
+            if raise_exception:
+                raise G.GradcheckError(f"Jacobian mismatch for output 0 with respect to input {j},\n"
+                                       f"numerical:{n}\nanalytical:{a}\n")
+            return False
+    return True
+
