@@ -154,7 +154,9 @@ def cpu_matmul(out: Storage, out_shape: Shape, out_strides: Strides, out_offset:
     (The reference also computes 4 x 4 outputs per inner loop, 16 sums kept in local
     variables, so each loaded value serves four products.)
     Find each batch's start with ``to_index_into`` and positions with
-    ``index_to_position``; ``inner == 0`` gives zeros.
+    ``index_to_position``; ``inner == 0`` gives zeros. Every index stays inside its
+    array (a copy past the last row or column of a partial tile reads memory that
+    is not the matrix's; the tests compile your kernel with numba's bounds checks).
 
     Matches: ``torch.matmul(x, y)`` for ``x.dim() >= 2`` and ``y.dim() >= 2``
     (``x @ y`` on minikernel CPU tensors).
