@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +76,49 @@ def test_a_helper_that_does_not_compile_is_named(monkeypatch):
     message = str(info.value)
     assert message.startswith("exercise 1.2 (index_to_position) does not compile with numba for the cpu kernels")
     assert "no lists or tuples" in message.lower() and "numba said" in message
+
+
+def _fake_kernel(tmp_path: Path, source: str, name: str = "kernel"):
+    """A Kernel of exercise 2.2 whose function is ``source``, from a file (numba warns only for code from a file)."""
+    path = tmp_path / "fake_kernel.py"
+    path.write_text(textwrap.dedent(source))
+    namespace = {"np": np}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    fake_module = type(sys)("minikernel.kernels.fake")
+    setattr(fake_module, name, namespace[name])
+    return jit.Kernel("2.2", fake_module, name), namespace[name]
+
+
+def test_compiling_shows_none_of_numbas_performance_hints(tmp_path):
+    """Each new argument type compiles under the quiet filters, the first call's and later ones."""
+    import numba
+
+    source = """
+        def kernel(out):
+            out[0] = 1.0
+    """  # parallel=True without a prange: numba warns that nothing could be parallelized
+    kernel, fn = _fake_kernel(tmp_path, source)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        kernel(np.zeros(1))
+        kernel(np.zeros(1, np.float32))  # a second specialization, compiled on a later call
+        kernel(np.zeros(1, np.float32))
+    assert [str(w.message) for w in seen] == []
+    with warnings.catch_warnings(record=True) as raw:  # the hint the kernel hid
+        warnings.simplefilter("always")
+        numba.njit(**jit.CPU_KERNEL_OPTIONS)(fn)(np.zeros(1, np.int64))
+    assert any("parallel=True" in str(w.message) for w in raw)
+
+
+def test_a_kernel_that_does_not_compile_for_a_later_type_is_named(tmp_path):
+    """The second argument type fails to compile: still a KernelCompileError naming the exercise."""
+    kernel, _ = _fake_kernel(tmp_path, """
+        def kernel(out, x):
+            out[0] = x
+    """)
+    kernel(np.zeros(1), 2.0)
+    with pytest.raises(jit.KernelCompileError, match=r"^exercise 2\.2 \(kernel\) does not compile"):
+        kernel(np.zeros(1), "text")
 
 
 def _racing_cache_files(tmp_path, cls):
