@@ -8,6 +8,8 @@ down that edge. Such nodes are skipped, as torch skips them.
 Adding to an existing ``.grad``: in place when not recording (a reference to the
 old ``.grad`` sees the sum, as in torch), out of place when recording (with
 ``create_graph`` the old tensor is left as it was, and the sum has a graph).
+The gradient returned for an input (``inputs``, as ``autograd.grad`` asks) passes
+through the hooks registered on that input, as torch's does.
 Only add, sum and custom Functions are used: their backwards are not exercises.
 """
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 import torch
 
 import minikernel as mk
+from minikernel.autograd.graph import gradient_edge
 from tests.helpers import leaves_pair
 
 VALUES = torch.tensor([1.5, -2.0, 0.5], dtype=torch.float64)
@@ -102,3 +105,27 @@ def test_a_recorded_pass_adds_out_of_place_and_keeps_the_graph():
     for what, mine, theirs in zip(names, seen["minikernel"], seen["torch"]):
         assert torch.equal(mine, theirs), f"{what}: {mine}, torch's {theirs}"
 
+
+
+@pytest.mark.exercise("3.3")
+@pytest.mark.parametrize("wanted", ["x", "w", "w,x"])
+def test_the_gradient_returned_for_an_input_passes_through_its_hooks(wanted):
+    # autograd.grad's path through the engine, called directly (exercise 3.7 not needed):
+    # each input's gradient goes through the hooks registered on it; an input whose node
+    # also runs (w, with x beyond it) is returned before its hook, which then runs once.
+    got = {}
+    for lib, (x,) in zip(("torch", "minikernel"), leaves_pair(VALUES)):
+        x.register_hook(lambda g: g * 10)
+        w = x + 1.0
+        w.register_hook(lambda g: g * 3)
+        z = (w + w).sum()
+        inputs = [{"x": x, "w": w}[name] for name in wanted.split(",")]
+        if lib == "torch":
+            got[lib] = torch.autograd.grad(z, inputs)
+        else:
+            grads = mk.autograd.engine.run_backward([gradient_edge(z)], [mk.tensor(1.0, dtype=mk.float64)],
+                                                    False, False, inputs=[gradient_edge(t) for t in inputs])
+            got[lib] = [_t(g) for g in grads]
+    for name, mine, theirs in zip(wanted.split(","), got["minikernel"], got["torch"]):
+        assert mine is not None and torch.equal(mine, theirs), (
+            f"grad(z, [{wanted}]) for {name}: {mine}, torch's {theirs} (pass it through node.hooked(slot, grad))")
