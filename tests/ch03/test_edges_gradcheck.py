@@ -8,6 +8,10 @@
   tolerance is taken of its second argument, the numerical Jacobian, as torch's
   gradcheck does. With ``rtol=0.5`` a backward 0.6 times too small passes and one
   1.8 times too large fails; swapped, it is the other way round.
+* ``atol`` and ``rtol`` each in its place (their defaults differ 100-fold, so
+  swapping them changes the verdict on a Jacobian of large or of small values).
+* ``fn`` is evaluated with grad mode as the caller has it: a function that runs
+  autograd inside itself works.
 """
 from __future__ import annotations
 
@@ -124,3 +128,46 @@ def test_gradcheck_takes_one_tensor_not_in_a_tuple(factor):
     assert got == expected, (
         f"gradcheck(fn, x) with one tensor, not a tuple: torch's says {expected}, yours {got} "
         "(a lone tensor is the one input: wrap it in a tuple before calling fn(*inputs))")
+
+
+class _Gain:
+    """x * gain with a backward off by ``factor``, in torch and in minikernel."""
+
+    @staticmethod
+    def make(lib, gain, factor):
+        base = torch.autograd.Function if lib == "torch" else A.Function
+
+        class Gain(base):
+            @staticmethod
+            def forward(ctx, x):
+                return x * gain
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * (gain * factor)
+        return Gain
+
+
+@pytest.mark.exercise("3.9")
+@pytest.mark.parametrize("gain, factor", [(100.0, 1 + 5e-4), (0.01, 1.05), (100.0, 1.01), (0.01, 1 + 5e-4)])
+def test_gradcheck_default_tolerances_atol_and_rtol_in_their_places(gain, factor):
+    # A Jacobian of 100s off by 0.05 is within rtol=1e-3 of it; one of 0.01s off by 5e-4
+    # is beyond atol=1e-5 + rtol * 0.01. Swapping atol and rtol flips both verdicts.
+    values = (torch.tensor([1.0, -2.0]),)
+    got, expected = _verdicts(lambda lib: _Gain.make(lib, gain, factor).apply, values, (True,))
+    assert got == expected, (
+        f"a Jacobian of {gain}s from a backward {factor} times too large, default atol=1e-5 and rtol=1e-3: "
+        f"torch's gradcheck says {expected}, yours {got} (np.allclose(analytical, numerical, rtol=rtol, atol=atol))")
+
+
+@pytest.mark.exercise("3.9")
+def test_numerical_jacobian_of_a_function_that_runs_autograd_inside():
+    # fn is evaluated in the caller's grad mode, as torch's gradcheck evaluates it: a
+    # function that differentiates inside itself (here d/dx sum(x * x) = 2x) needs a graph.
+    def fn_of(lib):
+        if lib == "torch":
+            return lambda x: torch.autograd.grad((x * x).sum(), x, create_graph=True)[0]
+        return lambda x: A.grad((x * x).sum(), x, create_graph=True)[0]
+
+    theirs, mine = leaves_pair(torch.tensor([0.5, -1.5, 2.0]))
+    _check_jacobians(G.numerical_jacobian(fn_of("mk"), mine), _torch_jacobians(fn_of("torch"), theirs))
