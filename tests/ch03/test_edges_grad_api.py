@@ -1,4 +1,5 @@
-"""Exercise 3.7 at its edges: no inputs at all, and a lone Tensor as ``grad_outputs``, as in torch."""
+"""Exercise 3.7 at its edges: no inputs at all, a lone Tensor as ``grad_outputs``, and an explicit
+retain_graph beside create_graph, as in torch."""
 from __future__ import annotations
 
 import pytest
@@ -36,3 +37,28 @@ def test_a_lone_tensor_as_grad_outputs():
     x = mk.tensor([1.0, -2.0, 3.0], dtype=mk.float64, requires_grad=True)
     (got,) = A.grad(x * x, x, grad_outputs=mk.tensor([1.0, 0.5, -1.0], dtype=mk.float64))
     torch.testing.assert_close(got.to_torch(), expected)
+
+
+@pytest.mark.parametrize("retain_graph", [False, None, True])
+@pytest.mark.exercise("3.7")
+def test_an_explicit_retain_graph_wins_over_create_graph(retain_graph):
+    # retain_graph defaults to create_graph only when it is not given: an explicit False
+    # frees the graph even with create_graph=True, and a second pass through it fails.
+    outcomes = {}
+    for lib, make, grad in (("torch", lambda v: torch.tensor(v, dtype=torch.float64, requires_grad=True),
+                             torch.autograd.grad),
+                            ("minikernel", lambda v: mk.tensor(v, dtype=mk.float64, requires_grad=True), A.grad)):
+        x = make([1.0, -2.0])
+        y = (x * x).sum()
+        grad(y, x, retain_graph=retain_graph, create_graph=True)
+        try:
+            grad(y, x)
+        except NotImplementedError:
+            raise
+        except RuntimeError:
+            outcomes[lib] = "the graph was freed"
+        else:
+            outcomes[lib] = "the graph was kept"
+    assert outcomes["minikernel"] == outcomes["torch"], (
+        f"grad(y, x, retain_graph={retain_graph}, create_graph=True), then grad(y, x) again: torch says "
+        f"{outcomes['torch']}, yours {outcomes['minikernel']}")
