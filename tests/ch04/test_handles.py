@@ -104,6 +104,25 @@ def test_a_handle_is_a_context_manager_and_keeps_no_module_alive():
 
 
 @pytest.mark.exercise("4.4")
+def test_flags_are_removed_even_when_the_hook_dict_no_longer_holds_the_hook():
+    # module._forward_hooks.clear() (a common way to drop every hook) empties the hook
+    # dict only; removing a handle afterwards still clears its flags, as in torch.
+    seen = {}
+    for fw in FRAMEWORKS:
+        module = CLASSES[fw.name].Double()
+        handles = [module.register_forward_hook(lambda m, a, kw, o: None, with_kwargs=True, always_call=True),
+                   module.register_forward_pre_hook(lambda m, a, kw: None, with_kwargs=True)]
+        module._forward_hooks.clear()
+        module._forward_pre_hooks.clear()
+        for handle in handles:
+            handle.remove()
+        seen[fw.name] = _flag_sizes(module)
+    assert seen["minikernel"] == seen["torch"], (
+        "(pre-hooks, pre-hooks with kwargs, hooks, hooks with kwargs, always-call hooks) after the hook dicts were "
+        f"cleared and the handles removed: torch {seen['torch']}, yours {seen['minikernel']}")
+
+
+@pytest.mark.exercise("4.4")
 def test_global_hook_handles():
     seen = {}
     with no_global_hooks():
