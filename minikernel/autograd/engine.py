@@ -108,7 +108,9 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
     when its count drops to 0). Among ready nodes, run the one with the largest
     ``_sequence_nr`` (the most recently created) first: PyTorch's engine keeps its
     ready nodes in a priority queue on that number, which decides the order your
-    hooks fire in. Use ``heapq`` and no recursion (graphs can be 10 000 nodes deep).
+    hooks fire in. Nodes of equal number (every leaf's ``AccumulateGrad`` has the same)
+    run in the order they became ready: break ties with a counter, not by ``id``.
+    Use ``heapq`` and no recursion (graphs can be 10 000 nodes deep).
 
     Matches: the order in which ``loss.backward()`` calls the nodes' hooks.
     """
