@@ -1,4 +1,4 @@
-"""Chapter 06 at its edges: what ``unscale_grads_`` may write besides the gradients.
+"""Chapter 06 at its edges: what ``unscale_grads_`` may write besides the gradients, and what it may not record.
 
 Oracle: ``torch.amp.GradScaler("cpu")._unscale_grads_`` on the same optimizer state.
 """
@@ -35,3 +35,26 @@ def test_the_callers_found_inf_is_copied_not_written(grads):
     assert results["mine"] == results["torch"], (
         f"(caller's found_inf, returned per device, returned is the caller's): {results['mine']} "
         f"vs torch's {results['torch']}")
+
+
+def _grads_with_a_graph() -> torch.optim.SGD:
+    """Gradients from backward(create_graph=True): they require grad and have a grad_fn."""
+    p = torch.nn.Parameter(torch.tensor([1.0, -2.0, 3.0]))
+    (p ** 3).sum().backward(create_graph=True)
+    return torch.optim.SGD([p], lr=0.1)
+
+
+@pytest.mark.exercise("6.3")
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_unscaling_is_not_recorded_into_a_gradients_graph():
+    """Under ``torch.no_grad()`` the in-place multiply is not part of any graph: a gradient made
+    with create_graph=True keeps the grad_fn it had, as torch's does (recorded, it would become
+    the multiply's)."""
+    results = {}
+    for name, unscale in (("mine", S.unscale_grads_), ("torch", torch.amp.GradScaler("cpu")._unscale_grads_)):
+        opt = _grads_with_a_graph()
+        unscale(opt, torch.tensor(0.5), torch.zeros(()), False)
+        grad = opt.param_groups[0]["params"][0].grad
+        results[name] = (grad.detach().tolist(), type(grad.grad_fn).__name__)
+    assert results["mine"] == results["torch"], (
+        f"(the unscaled gradient, its grad_fn): {results['mine']} vs torch's {results['torch']}")
