@@ -10,8 +10,8 @@ reaches the caller), any such index raises IndexError.
 The shapes take every branch of a tiled kernel, at the exercise's tile sizes
 (``sizes.CPU_TILE_*``) and the reference's (``kernels/cpu_tiles.py``): batches
 (one broadcast), a product split into smaller tiles for the threads, an inner
-dimension of several blocks, rows and columns past one tile, partial 4 x 4 blocks,
-and an inner dimension of 0.
+dimension of several blocks, rows and columns past one tile, batches of several
+tiles each, partial 4 x 4 blocks, and an inner dimension of 0.
 """
 from __future__ import annotations
 
@@ -34,9 +34,10 @@ CASES = [
     ((), (), 6, 5, 7),                  # one small tile, split for the threads
     ((), (), 5, 2 * TILE_K + 3, 6),     # three blocks along the inner dimension
     ((), (), TILE_M + 5, 3, TILE_N + 6),  # rows and columns past one tile
+    ((2,), (1,), TILE_M + 5, 2, TILE_N + 6),  # batches of several tiles each (task -> batch, tile row, column)
     ((2,), (2,), 4, 0, 5),              # an inner dimension of 0: zeros
 ]
-IDS = ["batched", "broadcast-batch", "split-tile", "k-blocks", "past-a-tile", "inner-0"]
+IDS = ["batched", "broadcast-batch", "split-tile", "k-blocks", "past-a-tile", "batched-tiles", "inner-0"]
 
 _CHECKED: dict = {}
 
