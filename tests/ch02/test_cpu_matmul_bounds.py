@@ -50,19 +50,25 @@ def _checked_kernel():
     return _CHECKED["kernel"]
 
 
-def _operand(batch: tuple[int, ...], rows: int, cols: int, layout: str, seed: int) -> torch.Tensor:
+def _operand(batch: tuple[int, ...], rows: int, cols: int, layout: str, seed: int, k_dim: int) -> torch.Tensor:
+    """A ``rows x cols`` operand; "strided": 2 elements apart along the inner dimension ``k_dim``
+    (-1 for a, -2 for b), and b column-major, so every copy loop of a tiled kernel is taken."""
     if layout == "row-major":
         return _random((*batch, rows, cols), torch.int64, seed).double()
-    return _random((*batch, cols, rows), torch.int64, seed).double().transpose(-1, -2)
+    if layout == "transposed":
+        return _random((*batch, cols, rows), torch.int64, seed).double().transpose(-1, -2)
+    if k_dim == -1:
+        return _random((*batch, rows, 2 * cols), torch.int64, seed).double()[..., ::2]
+    return _random((*batch, cols, 2 * rows), torch.int64, seed).double()[..., ::2].transpose(-1, -2)
 
 
 @pytest.mark.exercise("2.5")
-@pytest.mark.parametrize("layout", ["row-major", "transposed"])
+@pytest.mark.parametrize("layout", ["row-major", "transposed", "strided"])
 @pytest.mark.parametrize("a_batch, b_batch, n, k, m", CASES, ids=IDS)
 def test_cpu_matmul_indexes_no_array_out_of_bounds(a_batch, b_batch, n, k, m, layout):
     launch.kernel("cpu", "matmul").check_implemented()
     kernel = _checked_kernel()
-    x, y = _operand(a_batch, n, k, layout, 60), _operand(b_batch, k, m, layout, 61)
+    x, y = _operand(a_batch, n, k, layout, 60, -1), _operand(b_batch, k, m, layout, 61, -2)
     expected = torch.matmul(x, y)
     batch = expected.shape[:-2]
     out = blank_like_contiguous(expected.shape, x.dtype)
