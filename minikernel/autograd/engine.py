@@ -110,6 +110,8 @@ def topological_order(roots: Sequence[Node]) -> list[Node]:
     ready nodes in a priority queue on that number, which decides the order your
     hooks fire in. Nodes of equal number (every leaf's ``AccumulateGrad`` has the same)
     run in the order they became ready: break ties with a counter, not by ``id``.
+    (torch leaves ties to its C++ heap: the same order for up to three such nodes, another
+    from four on, e.g. 0, 2, 1, 3; the course keeps the order they became ready.)
     Use ``heapq`` and no recursion (graphs can be 10 000 nodes deep).
 
     Matches: the order in which ``loss.backward()`` calls the nodes' hooks.
