@@ -40,9 +40,14 @@ class _Recorder:
     def wrote(self, array: np.ndarray, key) -> None:
         if self.where is None:
             return
+        start = array.__array_interface__["data"][0]
+        index = key if isinstance(key, tuple) else (key,)
+        if len(index) == array.ndim and all(isinstance(i, (int, np.integer)) for i in index):  # one element
+            position = [int(i) + (n if int(i) < 0 else 0) for i, n in zip(index, array.shape)]
+            self.writers.setdefault(start + int(np.dot(position, array.strides)), set()).add(self.where)
+            return
         mark = np.zeros(array.shape, bool)
         mark[key] = True
-        start = array.__array_interface__["data"][0]
         for position in np.argwhere(mark):
             address = start + int(np.dot(position, array.strides)) if array.ndim else start
             self.writers.setdefault(address, set()).add(self.where)
@@ -58,12 +63,21 @@ class _Recording(np.ndarray):
 
 
 class _NumpyRecording:
-    """numpy, except that new arrays record their writes."""
+    """numpy, except that new arrays record their writes. Each is kept alive until the
+    run ends: an array one iteration made and dropped must not lend its memory to the
+    next one's, whose writes would then look like the same elements."""
+
+    def __init__(self):
+        self.made: list[np.ndarray] = []
 
     def __getattr__(self, name):
         value = getattr(np, name)
         if name in _CREATORS:
-            return lambda *a, **k: value(*a, **k).view(_Recording)
+            def make(*args, **kwargs):
+                array = value(*args, **kwargs).view(_Recording)
+                self.made.append(array)
+                return array
+            return make
         return value
 
 
