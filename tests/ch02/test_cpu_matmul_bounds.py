@@ -32,12 +32,13 @@ CASES = [
     ((3,), (3,), 9, 7, 10),             # batches, partial 4 x 4 blocks
     ((2, 2), (1, 2), 5, 6, 3),          # two batch dims, b broadcast along the first (stride 0)
     ((), (), 6, 5, 7),                  # one small tile, split for the threads
+    ((), (), 1, 3, 1),                  # one element: a tile cannot be split below it
     ((), (), 5, 2 * TILE_K + 3, 6),     # three blocks along the inner dimension
     ((), (), TILE_M + 5, 3, TILE_N + 6),  # rows and columns past one tile
     ((2,), (1,), TILE_M + 5, 2, TILE_N + 6),  # batches of several tiles each (task -> batch, tile row, column)
     ((2,), (2,), 4, 0, 5),              # an inner dimension of 0: zeros
 ]
-IDS = ["batched", "broadcast-batch", "split-tile", "k-blocks", "past-a-tile", "batched-tiles", "inner-0"]
+IDS = ["batched", "broadcast-batch", "split-tile", "one-element", "k-blocks", "past-a-tile", "batched-tiles", "inner-0"]
 
 _CHECKED: dict = {}
 
