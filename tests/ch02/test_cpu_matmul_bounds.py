@@ -53,7 +53,8 @@ def _checked_kernel():
 
 def _operand(batch: tuple[int, ...], rows: int, cols: int, layout: str, seed: int, k_dim: int) -> torch.Tensor:
     """A ``rows x cols`` operand; "strided": 2 elements apart along the inner dimension ``k_dim``
-    (-1 for a, -2 for b), and b column-major, so every copy loop of a tiled kernel is taken."""
+    (-1 for a, -2 for b), and b column-major, so every copy loop of a tiled kernel is taken
+    (the test then writes into a column-major ``out``)."""
     if layout == "row-major":
         return _random((*batch, rows, cols), torch.int64, seed).double()
     if layout == "transposed":
@@ -73,6 +74,8 @@ def test_cpu_matmul_indexes_no_array_out_of_bounds(a_batch, b_batch, n, k, m, la
     expected = torch.matmul(x, y)
     batch = expected.shape[:-2]
     out = blank_like_contiguous(expected.shape, x.dtype)
+    if layout == "strided":  # and out column-major: its rows step by more than 1
+        out = blank_like_contiguous((*batch, m, n), x.dtype).transpose(-1, -2)
     o_storage, o_shape, o_strides, o_offset = kernel_args(out)
     a_storage, _, a_strides, a_offset = kernel_args(x.expand(*batch, n, k))
     b_storage, _, b_strides, b_offset = kernel_args(y.expand(*batch, k, m))
