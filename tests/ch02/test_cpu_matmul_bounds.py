@@ -15,13 +15,13 @@ tiles each, partial 4 x 4 blocks, and an inner dimension of 0.
 """
 from __future__ import annotations
 
-import numba
 import pytest
 import torch
 
 from minikernel.kernels import launch
 from minikernel.kernels.cpu_tiles import REFERENCE_TILES as T
 from minikernel.kernels.sizes import CPU_TILE_K, CPU_TILE_M, CPU_TILE_N
+from tests.ch02.bounds_checked import bounds_checked
 from tests.ch02.strategies import assert_values, blank_like_contiguous, kernel_args
 from tests.ch02.test_cpu_kernels import _random
 
@@ -39,17 +39,6 @@ CASES = [
     ((2,), (2,), 4, 0, 5),              # an inner dimension of 0: zeros
 ]
 IDS = ["batched", "broadcast-batch", "split-tile", "one-element", "k-blocks", "past-a-tile", "batched-tiles", "inner-0"]
-
-_CHECKED: dict = {}
-
-
-def _checked_kernel():
-    """The active cpu_matmul compiled with numba's bounds checks, serially (once per function)."""
-    fn = launch.kernel("cpu", "matmul").function
-    if _CHECKED.get("fn") is not fn:
-        _CHECKED.update(fn=fn, kernel=numba.njit(boundscheck=True, error_model="numpy", parallel=False)(fn))
-    return _CHECKED["kernel"]
-
 
 def _operand(batch: tuple[int, ...], rows: int, cols: int, layout: str, seed: int, k_dim: int) -> torch.Tensor:
     """A ``rows x cols`` operand; "strided": 2 elements apart along the inner dimension ``k_dim``
@@ -69,7 +58,7 @@ def _operand(batch: tuple[int, ...], rows: int, cols: int, layout: str, seed: in
 @pytest.mark.parametrize("a_batch, b_batch, n, k, m", CASES, ids=IDS)
 def test_cpu_matmul_indexes_no_array_out_of_bounds(a_batch, b_batch, n, k, m, layout):
     launch.kernel("cpu", "matmul").check_implemented()
-    kernel = _checked_kernel()
+    kernel = bounds_checked("matmul")
     x, y = _operand(a_batch, n, k, layout, 60, -1), _operand(b_batch, k, m, layout, 61, -2)
     expected = torch.matmul(x, y)
     batch = expected.shape[:-2]

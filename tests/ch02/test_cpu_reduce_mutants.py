@@ -14,7 +14,6 @@ steps ``a`` by a stride, must fold in that order.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 import pytest
 import torch
@@ -22,6 +21,7 @@ import torch
 from minikernel.kernels import launch
 from minikernel.kernels.scalar_ops import MAX, SUM
 from minikernel.kernels.sizes import CPU_REDUCE_STRIP
+from tests.ch02.bounds_checked import bounds_checked
 from tests.ch02.strategies import assert_values, blank_like_contiguous, kernel_args
 from tests.ch02.test_cpu_kernels import _random
 from tests.ch02.test_cpu_kernels_edges_reduce_layouts import _signed_zeros
@@ -41,23 +41,12 @@ CASES = [  # (input, dim): every walk of a reduction, with full strips and a par
 IDS = ["strips", "strips-step2", "strips-middle", "rows", "rows-step2", "middle", "expanded", "empty-rows"]
 
 
-_CHECKED: dict = {}
-
-
-def _checked_kernel():
-    """The active cpu_reduce compiled with numba's bounds checks, serially (once per function)."""
-    fn = launch.kernel("cpu", "reduce").function
-    if _CHECKED.get("fn") is not fn:
-        _CHECKED.update(fn=fn, kernel=numba.njit(boundscheck=True, error_model="numpy", parallel=False)(fn))
-    return _CHECKED["kernel"]
-
-
 @pytest.mark.exercise("2.4")
 @pytest.mark.parametrize("make, dim", CASES, ids=IDS)
 @pytest.mark.parametrize("dtype", [torch.float64, torch.int64])
 def test_cpu_reduce_indexes_no_array_out_of_bounds(make, dim, dtype):
     launch.kernel("cpu", "reduce").check_implemented()
-    kernel = _checked_kernel()
+    kernel = bounds_checked("reduce")
     t = make().to(dtype)
     for name, op in (("sum", SUM), ("amax", MAX)):
         if name == "amax" and t.shape[dim] == 0:
