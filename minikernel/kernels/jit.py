@@ -441,7 +441,7 @@ class Kernel:
         device.check_cuda()
         fn = self.function
         raise_if_unfinished(fn)
-        with compile_errors("gpu", fn, self.exercise_id), _quiet():
+        with compile_errors("gpu", fn, self.exercise_id), _quiet(), device.kernel_launch():
             self.compiled()[grid, block](*args)
 
     def __repr__(self) -> str:

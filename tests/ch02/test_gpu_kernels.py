@@ -6,18 +6,10 @@ makes blocks and tiles small on the simulator.
 """
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import importlib.metadata
 import math
-import os
-import subprocess
-import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
-import numba
 import numpy as np
 import pytest
 import torch
@@ -27,6 +19,7 @@ from minikernel import Tensor
 from minikernel.aten import binary_ops, reduce_ops
 from minikernel.kernels import jit, launch, sizes
 from minikernel.kernels.scalar_ops import BINARY, MAX, SUM, UNARY
+from tests import lowering
 from tests.ch02.strategies import assert_values, blank_like_contiguous, broadcastable_pair, laid_out, tensors
 from tests.ch02.test_cpu_kernels import (
     BINARY_NAMES,
@@ -263,44 +256,11 @@ _LOWER = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def lowered() -> str:
-    """The simulator never compiles; here numba-cuda types and lowers the active GPU
-    kernels to NVVM IR for compute capability 8.0, in a process without the simulator,
-    which catches what a real GPU would refuse (allocation, Python objects, functions
-    CUDA lacks) without needing a GPU or a driver."""
-    # Lowering takes seconds, and the grader runs each of 2.6-2.9 in its own process:
-    # the first one lowers all four kernels and the others read its result, keyed on
-    # every source the kernels are built from (an edit anywhere lowers them again).
-    key = hashlib.sha256("\0".join(
-        [_LOWER, numba.__version__, _version("numba-cuda"), os.environ.get("MINIKERNEL_SOLUTIONS", "")]
-        + [p.read_text() for p in _lowering_sources()]).encode()).hexdigest()[:20]
-    cached = Path(tempfile.gettempdir()) / f"minikernel-lowered-{key}.txt"
-    with open(cached.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # a process lowering at the same time finishes first
-        if cached.exists():
-            return cached.read_text()
-        env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
-        proc = subprocess.run([sys.executable, "-c", _LOWER], cwd=ROOT, env=env, capture_output=True, text=True,
-                              timeout=240)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(proc.stdout)
-        tmp.replace(cached)
-        return proc.stdout
-
-
-def _version(distribution: str) -> str:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return "none"
-
-
-def _lowering_sources() -> list[Path]:
-    """What the GPU kernels are built from: minikernel's and the references' strides
-    and kernels (whichever MINIKERNEL_SOLUTIONS picks, both are read)."""
-    roots = [ROOT / "minikernel" / "kernels", ROOT / "solutions" / "kernels"]
-    files = [ROOT / "minikernel" / "strides.py", ROOT / "solutions" / "strides.py"]
-    return files + sorted(f for r in roots for f in r.glob("*.py"))
+    """The active GPU kernels lowered for a real GPU (``tests.lowering``): what they are
+    built from is minikernel's and the references' strides and kernels (whichever
+    MINIKERNEL_SOLUTIONS picks, both are read)."""
+    sources = [ROOT / "minikernel" / "strides.py", ROOT / "solutions" / "strides.py"]
+    return lowering.lowered(_LOWER, sources + lowering.python_files("minikernel/kernels", "solutions/kernels"))
 
 
 @pytest.mark.parametrize("name", [pytest.param("map", marks=pytest.mark.exercise("2.6")),

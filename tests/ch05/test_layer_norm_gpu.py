@@ -7,9 +7,6 @@ handles several columns. A last test lowers the kernels to NVVM IR for a real GP
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -20,6 +17,7 @@ from hypothesis import given, settings
 from minikernel import Tensor
 from minikernel.norm import native, native_layer_norm, native_layer_norm_backward
 from minikernel.norm.sizes import NORM_THREADS
+from tests import lowering
 from tests.ch05.strategies import layer_norm_cases, randn, tolerance
 
 FEW = settings(max_examples=6)
@@ -153,14 +151,10 @@ _LOWER = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def lowered() -> str:
-    """numba-cuda types and lowers the active kernels for compute capability 8.0 in a
-    process without the simulator: what a real GPU would refuse (allocation, Python
-    objects, functions CUDA lacks) shows here without a GPU or a driver."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0")
-    proc = subprocess.run([sys.executable, "-c", _LOWER], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=240)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc.stdout
+    """The active LayerNorm kernels lowered for a real GPU (``tests.lowering``), built from
+    minikernel's and the references' norm modules and the device choice."""
+    sources = [ROOT / "minikernel" / "device.py", ROOT / "minikernel" / "numba_setup.py"]
+    return lowering.lowered(_LOWER, sources + lowering.python_files("minikernel/norm", "solutions/norm"))
 
 
 @pytest.mark.parametrize("names", [
