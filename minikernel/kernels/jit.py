@@ -55,11 +55,11 @@ GRAIN = 32768
 CPU_KERNEL_OPTIONS = dict(parallel=True, error_model="numpy", fastmath={"reassoc", "contract"})
 
 
-def _options_text() -> str:
-    """``CPU_KERNEL_OPTIONS`` as text that is the same in every process: a set's repr
-    follows string hashing, which Python salts per process, so sort its members."""
+def _options_text(options: dict = CPU_KERNEL_OPTIONS) -> str:
+    """``options`` (numba's njit options) as text that is the same in every process: a
+    set's repr follows string hashing, which Python salts per process, so sort its members."""
     return repr([(k, sorted(v) if isinstance(v, (set, frozenset)) else v)
-                 for k, v in sorted(CPU_KERNEL_OPTIONS.items())])
+                 for k, v in sorted(options.items())])
 
 _NUMBA_SUBSET = (
     "Kernels call it from compiled code, so it must stay within numba's nopython subset: "
@@ -295,8 +295,13 @@ def fingerprint(fn: Callable) -> str:
     return h.hexdigest()
 
 
-def _enable_cache(dispatcher, fn: Callable) -> None:
-    """Cache ``dispatcher`` on disk, invalidated when ``fn`` or anything compiled into it changes."""
+def _enable_cache(dispatcher, fn: Callable, options: dict = CPU_KERNEL_OPTIONS) -> None:
+    """Cache ``dispatcher`` on disk, invalidated when ``fn`` or anything compiled into it changes.
+
+    ``options`` are the njit options ``dispatcher`` was made with. A build with other
+    options than the kernels' (``bounds_checked``) keeps an index and data files of its
+    own: numba names them after the function alone, and one index stamped with two
+    option sets would be emptied by each build in turn."""
     from numba.core.caching import FunctionCache
 
     from . import scalar_ops, sizes
@@ -305,15 +310,47 @@ def _enable_cache(dispatcher, fn: Callable) -> None:
         cache = FunctionCache(fn)
     except RuntimeError:
         return  # no writable place for a cache: compile in every process instead
-    parts = [fingerprint(fn).encode(), _source_bytes(scalar_ops), _source_bytes(sizes), _options_text().encode()]
+    options_text = _options_text(options)
+    parts = [fingerprint(fn).encode(), _source_bytes(scalar_ops), _source_bytes(sizes), options_text.encode()]
     stamp = hashlib.sha256(b"\0".join(parts)).hexdigest()
     index_file = getattr(cache, "_cache_file", None)
-    if index_file is None or not hasattr(index_file, "_source_stamp"):
+    if index_file is None or not all(hasattr(index_file, a) for a in _CACHE_FILE_ATTRIBUTES):
         return  # a numba whose cache layout we do not know: stay uncached rather than stale
     # numba stamps the index with the kernel file's mtime and size; add what is compiled in
     index_file._source_stamp = (index_file._source_stamp, stamp)
     index_file.__class__ = _shared_cache_file_class()
+    if options != CPU_KERNEL_OPTIONS:
+        base = index_file._index_name.removesuffix(".nbi") + "-" + hashlib.sha256(options_text.encode()).hexdigest()[:8]
+        index_file._index_name = f"{base}.nbi"
+        index_file._index_path = os.path.join(index_file._cache_path, index_file._index_name)
+        index_file._data_name_pattern = base + ".{number:d}.nbc"
     dispatcher._cache = cache
+
+
+_CACHE_FILE_ATTRIBUTES = ("_source_stamp", "_index_name", "_index_path", "_cache_path", "_data_name_pattern")
+
+#: njit options of ``bounds_checked``: every index checked, loops run serially.
+BOUNDS_CHECKED_OPTIONS = dict(boundscheck=True, error_model="numpy", parallel=False)
+
+
+def bounds_checked(fn: Callable):
+    """``fn`` compiled with numba's bounds checks (``BOUNDS_CHECKED_OPTIONS``), cached on disk.
+
+    A kernel compiled as usual checks no index: one element past an array is read or
+    written silently. This build raises ``IndexError`` for any such index instead, and
+    runs ``prange`` loops serially so that the error reaches the caller. Slower: for
+    finding a kernel's out-of-bounds access, not for timing it.
+
+    Example (``args``: what the kernel is called with)::
+
+        checked = bounds_checked(launch.kernel("cpu", "reduce").function)
+        checked(*args)  # IndexError where the kernel would read or write past an array
+    """
+    import numba
+
+    dispatcher = numba.njit(**BOUNDS_CHECKED_OPTIONS)(fn)
+    _enable_cache(dispatcher, fn, BOUNDS_CHECKED_OPTIONS)
+    return dispatcher
 
 
 @functools.cache

@@ -179,3 +179,37 @@ def test_cached_kernels_survive_two_workers_compiling(tmp_path):
                            capture_output=True, text=True, timeout=120)
     assert third.returncode == 0, third.stderr
     assert int(third.stdout.split()[-1]) == 2, "the third process should load both signatures from disk"
+
+
+def test_a_bounds_checked_build_is_cached_beside_the_kernel(tmp_path):
+    """The kernel and its bounds-checked build, compiled in one process, both load from
+    disk in the next (neither empties the other's index); the checked build still
+    raises IndexError for an index past the array, which the kernel does not check."""
+    (tmp_path / "kern.py").write_text(textwrap.dedent('''
+        import numpy as np
+        import numba
+        from minikernel.kernels import jit
+
+        def first(out, a, i):
+            out[0] = a[i]
+
+        kernel = numba.njit(**jit.CPU_KERNEL_OPTIONS)(first)
+        jit._enable_cache(kernel, first)
+        checked = jit.bounds_checked(first)
+        a, out = np.arange(4.0), np.zeros(1)
+        kernel(out, a, 3)
+        checked(out, a, 2)
+        assert out[0] == 2.0
+        try:
+            checked(out, a, 4)
+            raised = "none"
+        except IndexError:
+            raised = "IndexError"
+        print(len(kernel.stats.cache_hits), len(checked.stats.cache_hits), raised)
+    '''))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    runs = [subprocess.run([sys.executable, "kern.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=120) for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), runs[-1].stderr
+    assert runs[0].stdout.split() == ["0", "0", "IndexError"]
+    assert runs[1].stdout.split() == ["1", "1", "IndexError"], "the second process should load both builds from disk"
