@@ -34,8 +34,9 @@ A run replaces the rows of the exercises it ran and keeps the others (each row s
 when it was measured); the seconds are the wall time of the exercise's run on the
 measuring machine (2 cores, shared). The grader's limit per mutant is 30 s (`--timeout S`
 changes it, and the command of the rows then says so): an exercise whose own tests take
-near that long (5.6 on the CUDA simulator: about 31 s) is measured with a longer one, or
-every mutant that passes would count as killed by a hang. So is one measured on a busy
+near that long (5.6 on the CUDA simulator took about 31 s until simulated launches switched
+threads every 0.1 ms; about 4 s since) is measured with a longer one, or every mutant
+that passes would count as killed by a hang. So is one measured on a busy
 machine: at a load average of about 10 on the 2 cores, 2.3's tests took over 30 s and its
 8 equivalent mutants counted as hangs; with `--timeout 90` they survive. A mutant killed
 only by the limit may still be a slow one that passes: `--again KEY...` (the keys `--list`
