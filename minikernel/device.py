@@ -27,7 +27,6 @@ numba without its own ``numba.cuda`` then has no simulator either).
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import importlib.util
 import os
@@ -35,7 +34,7 @@ import platform
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Iterator, Union
+from typing import Union
 
 _SIM_VAR = "NUMBA_ENABLE_CUDASIM"
 _MEMORY_MANAGER_VAR, _CACHING_ALLOCATOR = "NUMBA_CUDA_MEMORY_MANAGER", "minikernel.cuda_allocator"
@@ -164,31 +163,6 @@ def check_cuda() -> None:
     """Raise a RuntimeError that says why, when the "cuda" device cannot be used."""
     if not is_available():
         raise RuntimeError(f"minikernel's cuda device is unavailable: {CUDA_REASON}")
-
-
-#: Python's thread switch interval while a kernel runs on the simulator, in seconds. The
-#: simulator runs each CUDA thread as a Python thread and watches them from a loop that never
-#: sleeps; at Python's default of 5 ms that loop keeps the interpreter for up to 5 ms each
-#: time a CUDA thread is ready to go on (after ``syncthreads``, at its start). A 3 x 66 LayerNorm
-#: forward (3 blocks of 8 threads) took 0.375 s at 5 ms, 0.119 s at 1 ms, 0.033 s at 0.1 ms.
-SIMULATOR_SWITCH_INTERVAL_S = 1e-4
-
-
-@contextlib.contextmanager
-def kernel_launch() -> Iterator[None]:
-    """Wrap a GPU kernel launch: on the simulator, switch Python threads every
-    ``SIMULATOR_SWITCH_INTERVAL_S`` while it runs (then restore the interval); on a GPU,
-    nothing. The simulator's threads compute the same values either way: only the time
-    spent waiting for a turn changes."""
-    if not SIMULATOR:
-        yield
-        return
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(SIMULATOR_SWITCH_INTERVAL_S)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
 
 
 def synchronize() -> None:

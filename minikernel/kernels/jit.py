@@ -43,7 +43,7 @@ import types
 import warnings
 from typing import Any, Callable, Iterator
 
-from .. import device
+from .. import device, simulator
 from ..course.exercise import STUB_MESSAGE_RE
 
 #: Below this many elements of work a CPU kernel runs on the calling thread alone:
@@ -478,7 +478,7 @@ class Kernel:
         device.check_cuda()
         fn = self.function
         raise_if_unfinished(fn)
-        with compile_errors("gpu", fn, self.exercise_id), _quiet(), device.kernel_launch():
+        with compile_errors("gpu", fn, self.exercise_id), _quiet(), simulator.kernel_launch():
             self.compiled()[grid, block](*args)
 
     def __repr__(self) -> str:

@@ -8,7 +8,7 @@ arithmetic: this is a reference point, not an exercise.
 """
 from __future__ import annotations
 
-from .. import device
+from .. import simulator
 from ..numba_setup import cuda
 from ..strides import Storage, Strides
 
@@ -32,5 +32,5 @@ def launch(grid, block, *args) -> None:
     global _compiled
     if _compiled is None:
         _compiled = cuda.jit(naive_matmul)
-    with device.kernel_launch():
+    with simulator.kernel_launch():
         _compiled[grid, block](*args)
