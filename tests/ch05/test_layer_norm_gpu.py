@@ -71,15 +71,15 @@ def test_forward_on_cuda_short_rows_and_a_strided_input():
 
 
 @pytest.mark.exercise("5.6")
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("n", [2, 3, 4, 2 * NORM_THREADS, 8 * NORM_THREADS + 2, 8 * NORM_THREADS + 4,
                                16 * NORM_THREADS + 4])
-@pytest.mark.parametrize("offset", [0, 1, 2, 3])
+@pytest.mark.parametrize("dtype, offset", [(torch.float32, o) for o in range(4)] + [(torch.float64, o) for o in range(2)])
 def test_forward_on_cuda_rows_of_any_length_at_any_offset(dtype, n, offset):
     # A kernel may load several columns at once when a row's bytes allow it (16 bytes: four
     # float32 or two float64 columns), and must then still handle the rest; a storage
-    # offset shifts every row off the 16-byte boundary. Lengths past 8 and 16 blocks are
-    # longer than a kernel may keep in registers.
+    # offset shifts every row off the 16-byte boundary, by each number of columns it can be
+    # off by (0-3 float32, 0-1 float64). Lengths past 8 and 16 blocks are longer than a kernel
+    # may keep in registers.
     flat = randn((offset + 3 * n,), dtype, 34, shift=5.0)
     x = Tensor.from_torch(flat).cuda()[offset:].view(3, n)
     assert x.storage_offset() == offset
