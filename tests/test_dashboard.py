@@ -24,7 +24,7 @@ from minikernel.course import dashboard_server
 from widgets import dashboard_inline
 from widgets.dashboard import Dashboard, leaf_names
 from widgets.dashboard_log import DashboardLog, activation_stats, grad_norm, panels
-from widgets.visdom_client import VisdomClient, is_visdom, resolve_server
+from widgets.visdom_client import VisdomClient, VisdomRenderer, is_visdom, resolve_server
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.xdist_group("dashboard")  # one visdom server (`visdom_url`) per worker that runs the module
@@ -419,6 +419,32 @@ def test_a_new_dashboard_clears_its_env_and_every_batches_the_updates(visdom_url
     windows = VisdomClient(visdom_url, "test_reset").windows()
     assert windows["scalar-accuracy"]["content"]["data"][0]["x"] == [0, 1, 2, 3]
     assert windows["scalar-accuracy"]["content"]["data"][0]["y"] == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_windows_are_sent_whole_at_close_and_every_resync_seconds(visdom_url, monkeypatch):
+    sent = []
+    post = VisdomClient.post
+    monkeypatch.setattr(VisdomClient, "post",
+                        lambda self, endpoint, payload: sent.append((endpoint, payload.get("win")))
+                        or post(self, endpoint, payload))
+    dashboard = Dashboard(env="test_resync", server=visdom_url)
+    dashboard._visdom.resync_seconds = 1e9
+    for step in range(3):
+        dashboard.log(step, loss=float(step + 1))
+    assert [endpoint for endpoint, win in sent if win == "scalar-loss"] == ["events", "update", "update"]
+    sent.clear()
+    dashboard._visdom.resync_seconds = 1e-9  # due at once: the next log sends the window whole
+    dashboard.log(3, loss=4.0)
+    assert sent == [("events", "scalar-loss")]
+    sent.clear()
+    dashboard._visdom.resync_seconds = 1e9
+    dashboard.close()  # nothing pending, and still the whole window: it repairs a page that dropped a patch
+    assert sent == [("events", "scalar-loss")]
+    window = VisdomClient(visdom_url, "test_resync").windows()["scalar-loss"]
+    assert window["content"]["data"][0]["x"] == [0, 1, 2, 3]
+    assert window["content"]["data"][0]["y"] == [1.0, 2.0, 3.0, 4.0]
+    with pytest.raises(ValueError, match="resync_seconds must be positive"):
+        VisdomRenderer(VisdomClient(visdom_url, "test_resync"), resync_seconds=0)
 
 
 def test_a_server_that_goes_away_switches_to_inline(tmp_path, capsys):

@@ -285,24 +285,31 @@ class Dashboard:
         return panels(self.history, self.log_y, self._labels)
 
     # ---------------------------------------------------------------- drawing
-    def _render(self) -> None:
+    def _render(self, whole: bool = False) -> None:
+        """Draw what changed; ``whole``: send every visdom window whole (it repairs
+        a page that dropped a patch, see :class:`~widgets.visdom_client.VisdomRenderer`)."""
         self._unsent = False
         if self._visdom is not None:
             try:
-                self._visdom.render(self.panels())
+                (self._visdom.sync if whole else self._visdom.render)(self.panels())
                 return
             except VisdomUnavailable as exc:
                 self._visdom = None
                 print(f"Dashboard: the visdom server stopped answering ({exc}); drawing inline from now on")
         self._inline.render(self.panels)
 
-    def flush(self) -> None:
-        """Send what is not drawn yet (after ``every`` > 1, or a throttled inline redraw)."""
+    def flush(self, whole: bool = False) -> None:
+        """Send what is not drawn yet (after ``every`` > 1, or a throttled inline redraw).
+
+        Args:
+            whole (bool, optional): send every visdom window whole, pending or not,
+                as :meth:`close` does. Default: ``False``.
+        """
         if self.tensorboard is not None:
             self.tensorboard.flush()
         if self._visdom is not None:
-            if self._unsent:
-                self._render()
+            if self._unsent or whole:
+                self._render(whole)
         else:
             self._inline.flush(self.panels)
 
@@ -313,7 +320,7 @@ class Dashboard:
     def show(self) -> None:
         """Draw everything now: inline, the figure; with visdom, where to look."""
         if self._visdom is not None:
-            self._render()
+            self._render(whole=True)
             if self._visdom is not None:
                 print(f"Dashboard: {self.history.records} steps in visdom env {self.env!r}: {self.url}")
                 return
@@ -343,9 +350,10 @@ class Dashboard:
         self._raw = {}
 
     def close(self) -> None:
-        """:meth:`remove`, draw what is pending, and stop redrawing after each cell."""
+        """:meth:`remove`, draw what is pending (every visdom window whole), and stop
+        redrawing after each cell."""
         self.remove()
-        self.flush()
+        self.flush(whole=True)
         if self.tensorboard is not None:
             self.tensorboard.close()
         if self._callback_registered:

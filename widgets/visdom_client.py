@@ -19,7 +19,9 @@ The endpoints used (``visdom/server/handlers/web_handlers.py``):
 from __future__ import annotations
 
 import json
+import math
 import os
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -105,15 +107,41 @@ class VisdomRenderer:
     (in the order the window was created with), so the browser receives small
     patches. A window whose set of lines changed, and the histograms, are sent
     whole again.
+
+    Every window is also sent whole again at least every ``resync_seconds``
+    while points arrive, and by :meth:`sync` (a dashboard's ``close()`` and
+    ``show()``). Why: visdom's page applies a patch to the copy of a window it is
+    drawing, and a patch that meets a window still waiting in the page's 100 ms
+    batch (a busy machine, a page that reloaded its env meanwhile) leaves the
+    drawn line short of points while the server holds them all; nothing later
+    repairs it. A whole window replaces whatever the page shows.
+
+    Args:
+        client (VisdomClient): the server and env to draw in.
+        resync_seconds (float, optional): the longest time between two whole
+            sends of every window while :meth:`render` is called. Default: ``2.0``.
     """
 
-    def __init__(self, client: VisdomClient):
-        self.client = client
+    def __init__(self, client: VisdomClient, resync_seconds: float = 2.0):
+        if not resync_seconds > 0:
+            raise ValueError(f"resync_seconds must be positive, got {resync_seconds!r}")
+        self.client, self.resync_seconds = client, resync_seconds
         self._sent: dict[tuple[str, str], int] = {}  # (window, trace) -> points sent
         self._order: dict[str, list[str]] = {}  # window -> its traces, as created
+        self._synced = -math.inf  # time.monotonic() of the last whole send
+
+    def sync(self, panels: list[Panel]) -> None:
+        """Send every window whole. Raises VisdomUnavailable if the server stops answering."""
+        for panel in panels:
+            if panel.traces:  # visdom cannot make a window without a trace
+                self._create(panel)
+        self._synced = time.monotonic()
 
     def render(self, panels: list[Panel]) -> None:
         """Send what changed. Raises VisdomUnavailable if the server stops answering."""
+        if time.monotonic() - self._synced >= self.resync_seconds:
+            self.sync(panels)
+            return
         for panel in panels:
             if not panel.traces:  # visdom cannot make a window without a trace
                 continue
