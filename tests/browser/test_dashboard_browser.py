@@ -218,9 +218,12 @@ def test_chapter_04_streams_to_an_open_page_without_server_errors(tmp_path, brow
             page.wait_for_timeout(500)
         runner.join(30)
         assert not errors, f"chapter 04 failed: {errors[0]}"
-        page.wait_for_timeout(2000)
+        for _ in range(60):  # up to 30 s for the page to draw the last whole windows
+            plots = {p["title"]: p for p in page.evaluate(PLOTS_JS)}
+            if plots.get("loss", {}).get("traces") == [["torch", 300], ["minikernel", 300]]:
+                break
+            page.wait_for_timeout(500)
         page.screenshot(path=ARTIFACTS / "dashboard-ch04.png", full_page=True)
-        plots = {p["title"]: p for p in page.evaluate(PLOTS_JS)}
         assert plots["loss"]["traces"] == [["torch", 300], ["minikernel", 300]], plots["loss"]
         assert len(set(seen)) >= 3, f"the page did not keep updating: {seen}"  # it grew while training ran
         names = [name for name, _n in plots["activation mean per layer"]["traces"]]
