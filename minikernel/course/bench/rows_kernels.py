@@ -55,21 +55,28 @@ def _zip_broadcast():
     return (lambda: m + mv), (lambda: t + v)
 
 
-def _reduce_row(label: str, make, dim: int):
-    t = make()
+def _reduce_row(label: str, make, shape: tuple[int, ...], dim: int):
+    # ``shape``: the input's, known without making it (a row is made only when it runs:
+    # importing the rows must not hold 64 MiB inputs in every process that imports them).
+    numel = 1
+    for size in shape:
+        numel *= size
 
-    @row(f"ch02 reduce sum(dim={dim}), {label} float32", bytes=(t.numel() + t.numel() // t.shape[dim]) * 4)
+    @row(f"ch02 reduce sum(dim={dim}), {label} float32", bytes=(numel + numel // shape[dim]) * 4)
     def _reduce():
+        t = make()
+        if tuple(t.shape) != shape:  # the bytes above were computed from ``shape``
+            raise AssertionError(f"the row {label!r} declares shape {shape}, its input is {tuple(t.shape)}")
         m = Tensor.from_torch(t)
         return (lambda: m.sum(dim)), (lambda: t.sum(dim))
 
 
 # Along the packed dim, across it, across it on a transposed view, and a middle dim.
-_reduce_row("4096x4096", _ch02_matrix, 1)
-_reduce_row("4096x4096", _ch02_matrix, 0)
-_reduce_row("transposed 4096x4096", lambda: _ch02_matrix().t(), 1)
+_reduce_row("4096x4096", _ch02_matrix, (4096, 4096), 1)
+_reduce_row("4096x4096", _ch02_matrix, (4096, 4096), 0)
+_reduce_row("transposed 4096x4096", lambda: _ch02_matrix().t(), (4096, 4096), 1)
 _reduce_row("64x1024x256 (middle dim)", lambda: torch.randn(64, 1024, 256, generator=torch.Generator().manual_seed(0)),
-            1)
+            (64, 1024, 256), 1)
 
 
 def _matmul_row(n: int):
