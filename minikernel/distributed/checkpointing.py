@@ -22,8 +22,10 @@ from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from .ddp import ToyModel
+from .launch import imports_first
 
 
+@imports_first("torch._dynamo")  # what DDP imports as it wraps: once, before the ranks fork
 def checkpoint_rank(directory: str) -> dict:
     """In a rank: wrap a ``ToyModel`` (rank-dependent seed) in DDP, save on rank 0, barrier, load.
 

@@ -16,10 +16,11 @@ The toy model is the one from PyTorch's DDP tutorial: Linear(10, 10), ReLU, Line
 from __future__ import annotations
 
 import torch
-import torch._dynamo  # noqa: F401 - DDP imports it when it wraps: once here, not in every forked rank
 import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
+
+from .launch import imports_first
 
 
 class ToyModel(nn.Module):
@@ -53,6 +54,7 @@ def train_single(steps: int = 5, lr: float = 0.1, seed: int = 0) -> list[torch.T
     return [p.detach().clone() for p in model.parameters()]
 
 
+@imports_first("torch._dynamo")  # what DDP imports as it wraps: once, before the ranks fork
 def train_ddp_rank(steps: int = 5, lr: float = 0.1, seed: int = 0) -> dict:
     """In a rank: train ``ToyModel`` wrapped in DDP on this rank's slice of each batch.
 

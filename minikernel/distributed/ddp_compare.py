@@ -16,7 +16,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as TorchDDP
 
-from . import ddp as _ddp  # noqa: F401 - imports torch._dynamo once, before the ranks fork
+from .launch import imports_first
 from .mini_ddp import DistributedDataParallel
 
 
@@ -54,6 +54,7 @@ def logging_hook(state, bucket):  # no annotations: DDP checks that any there ar
     return fut.then(lambda f: f.value()[0])
 
 
+@imports_first("torch._dynamo")  # what DDP imports as it wraps: once, before the ranks fork
 def train(which: str, plan: list[dict], bucket_cap_mb: float | None = 0.0005, allreduce: Callable | None = None,
           seed: int = 0) -> dict[str, Any]:
     """In a rank: train ``TwoBranches`` wrapped in torch's DDP (``which="torch"``) or mini_ddp.

@@ -14,6 +14,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 from .ddp import ToyModel
 from .ddp_compare import TwoBranches
+from .launch import imports_first
 from .mini_ddp import DistributedDataParallel
 from .naive import naive_allreduce
 from .ops import combine_
@@ -247,6 +248,7 @@ def broadcast_and_backends() -> dict:
             "nccl": dist.is_nccl_available(), "mpi": dist.is_mpi_available()}
 
 
+@imports_first("torch._dynamo")  # what DDP imports as it wraps: once, before the ranks fork
 def ddp_autocast_step() -> dict:
     """One DDP step with ``torch.autocast`` (bfloat16 on CPU) and ``GradScaler("cpu")``: what
     Apex's amp + DDP did, with PyTorch alone. Returns dtypes and whether the ranks agree."""
@@ -268,6 +270,7 @@ def ddp_autocast_step() -> dict:
             "grad dtype": str(grad.dtype), "grads equal on every rank": all(torch.equal(g, grads[0]) for g in grads)}
 
 
+@imports_first("torch._dynamo")  # what DDP imports as it wraps: once, before the ranks fork
 def ddp_straggler(delay: float) -> str:
     """Rank 1 sleeps ``delay`` seconds before its backward; what do the backward passes do?
 

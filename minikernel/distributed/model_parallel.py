@@ -23,6 +23,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from .ddp import ToyModel, toy_batches
+from .launch import imports_first
 
 
 def stages(model: ToyModel) -> list[nn.Module]:
@@ -46,6 +47,7 @@ def _pipeline_step(stage: nn.Module, s: int, peer: int, x: torch.Tensor, y: torc
         dist.send(h1.grad, peer)  # dz/dh goes back to the first half
 
 
+@imports_first("torch._dynamo")  # what DDP imports as it wraps: once, before the ranks fork
 def train_pipeline_rank(steps: int = 3, lr: float = 0.1, seed: int = 0, ddp: bool = True) -> list[torch.Tensor]:
     """In a rank of a world of 2 (one pipeline) or 4 (two pipelines + DDP per stage): train this
     rank's stage of ``ToyModel`` on its pipeline's slice of each batch; return the stage's parameters.

@@ -24,6 +24,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from .ddp import toy_batches
+from .launch import imports_first
 
 
 class ToyMpModel(nn.Module):
@@ -59,6 +60,7 @@ def error_text(fn, *args, **kwargs) -> str:
     return "no error"
 
 
+@imports_first("torch._dynamo")  # what DDP imports as it wraps: once, before the ranks fork
 def train_mp_ddp_rank(steps: int = 3, lr: float = 0.1, seed: int = 0) -> list[torch.Tensor]:
     """In a rank: the tutorial's ``DDP(ToyMpModel(dev0, dev1))`` without ``device_ids``, on
     this rank's slice of each batch; return the parameters (equal to ``ddp.train_single``'s)."""
@@ -76,6 +78,7 @@ def train_mp_ddp_rank(steps: int = 3, lr: float = 0.1, seed: int = 0) -> list[to
     return [p.detach().clone() for p in model.parameters()]
 
 
+@imports_first("torch._dynamo")  # what DDP imports as it wraps: once, before the ranks fork
 def ddp_refusals() -> dict[str, str]:
     """In a rank (one is enough): what DDP says to each way of wrapping that it refuses.
 

@@ -19,6 +19,7 @@ import torch.distributed as dist
 
 from minikernel.distributed import ring_allreduce, run_ranks
 from minikernel.distributed.ddp_compare import TwoBranches, train
+from minikernel.distributed.launch import imports_first
 from minikernel.distributed.mini_ddp import DistributedDataParallel
 from minikernel.distributed.reducer import Reducer
 
@@ -73,6 +74,7 @@ def test_no_sync_accumulates_locally_then_averages_the_sum():
     _assert_same(want, got)
 
 
+@imports_first("torch._dynamo")  # what DDP imports as it wraps: once, before the ranks fork
 def _forwards(which):
     """A backward outside DDP's forward, two normal iterations, then one whose backward skips a and b."""
     torch.manual_seed(0)
