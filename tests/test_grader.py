@@ -345,3 +345,22 @@ def test_bad_timeout_is_refused():
     proc = subprocess.run([sys.executable, "-m", "minikernel", "grade", "1.1", "--timeout", "0"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "--timeout" in proc.stderr and "positive" in proc.stderr
+
+
+def test_the_parents_warm_up_imports_what_torch_imports_late():
+    """Each of ``TORCH_LATE_IMPORTS`` is left out by ``import torch`` and brought in by
+    something the exercises' tests call (so that every exercise's process would pay for
+    it), and ``warm_up`` imports them all once, before the fork."""
+    code = ("import sys, torch\n"
+            "from minikernel.course.grade_pool import TORCH_LATE_IMPORTS, warm_up\n"
+            "late = [m for m in TORCH_LATE_IMPORTS if m not in sys.modules]\n"
+            "torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=0.1)\n"
+            "torch.testing.assert_close(torch.ones(2), torch.ones(2))\n"
+            "torch.broadcast_shapes((2, 1), (1, 3))\n"
+            "brought = [m for m in TORCH_LATE_IMPORTS if m in sys.modules]\n"
+            "warm_up()\n"
+            "print(late == list(TORCH_LATE_IMPORTS), brought == list(TORCH_LATE_IMPORTS),\n"
+            "      all(m in sys.modules for m in TORCH_LATE_IMPORTS))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True", "True"], out.stdout

@@ -60,8 +60,9 @@ def freeze_heap() -> None:
 
 #: What torch imports the first time some of its functions run: sympy (through torch.fx)
 #: for ``torch.broadcast_shapes`` and autograd's ``grad``, ``torch.distributed.tensor``
-#: for ``torch.testing.assert_close`` (about 1 s together).
-TORCH_LATE_IMPORTS = ("torch.distributed.tensor", "torch.fx.experimental.symbolic_shapes")
+#: for ``torch.testing.assert_close``, ``torch._dynamo`` for every ``torch.optim``
+#: optimizer's constructor and DDP's (about 2 s together).
+TORCH_LATE_IMPORTS = ("torch._dynamo", "torch.distributed.tensor", "torch.fx.experimental.symbolic_shapes")
 
 
 def warm_up() -> None:
