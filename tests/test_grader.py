@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from minikernel.course import exercise as ex
+from minikernel.course import exercise as ex, grade_pool
 from minikernel.course.grade_detail import (
     expected_vs_got,
     failing_input,
@@ -21,6 +21,7 @@ from minikernel.course.grade_detail import (
     one_line_call,
     test_in_words as words_for,
 )
+from minikernel.course.grade_plugin import pool_order
 from minikernel.course.grade_report import CaseResult, GradeReport, Row, classify
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -364,3 +365,33 @@ def test_the_parents_warm_up_imports_what_torch_imports_late():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True", "True"], out.stdout
+
+
+def test_the_first_exercise_runs_while_the_pool_warms_up(tmp_path):
+    log = tmp_path / "log.txt"
+
+    def note(line: str) -> None:
+        with open(log, "a") as f:
+            f.write(line + "\n")
+
+    def run_one(exercise_id, items):
+        note(f"start {exercise_id}")
+        time.sleep(0.2)
+        note(f"end {exercise_id}")
+
+    def warm():
+        deadline = time.monotonic() + 20
+        while "start a" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+            time.sleep(0.01)  # the first exercise's process runs meanwhile
+        note("warm")
+
+    grade_pool.run_all({"a": [], "b": [], "c": []}, run_one, out=tmp_path, timeout_s=30, jobs=2, warm=warm)
+    lines = log.read_text().splitlines()
+    assert lines.index("start a") < lines.index("warm") < lines.index("start b") < lines.index("start c"), lines
+    assert all(json.loads((tmp_path / f"{i}.outcome").read_text())["exit"] == 0 for i in "abc")
+
+
+def test_the_exercise_with_the_most_tests_is_graded_first_then_id_order():
+    groups = {"1.1": [1], "1.2": [1, 2], "3.3": [1, 2, 3, 4], "10.1": [1, 2, 3]}
+    assert list(pool_order(groups)) == ["3.3", "1.1", "1.2", "10.1"]
+    assert pool_order({}) == {}

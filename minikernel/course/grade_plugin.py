@@ -138,6 +138,14 @@ def run_exercise(session, exercise_id: str, items: list) -> None:
 
 
 @pytest.hookimpl(tryfirst=True)
+def pool_order(groups: dict[str, list]) -> dict[str, list]:
+    """``groups`` (in ID order) with the exercise of the most tests moved first: it runs
+    while the grading process warms up for the others (``run_all``'s ``warm``), on a core
+    that would otherwise idle, so a long one is best there."""
+    first = max(groups, key=lambda i: len(groups[i]), default=None)
+    return {i: groups[i] for i in sorted(groups, key=lambda i: i != first)}
+
+
 def pytest_runtestloop(session):
     """Grade each selected exercise in its own process (instead of pytest's own loop).
 
@@ -157,12 +165,11 @@ def pytest_runtestloop(session):
     # Each failure is described by grade_detail from the exception itself; pytest's own
     # long report, which parses every file of the traceback, would go unread.
     config.option.tbstyle = "native"
-    if sum(1 for items in groups.values() if items) > 1:
-        grade_pool.warm_up()
+    graded = pool_order({i: items for i, items in groups.items() if items})
     grade_pool.run_all(
-        {i: items for i, items in groups.items() if items},
-        lambda exercise_id, items: run_exercise(session, exercise_id, items),
-        out=out, timeout_s=config.getoption("--mk-timeout"), jobs=config.getoption("--mk-jobs"))
+        graded, lambda exercise_id, items: run_exercise(session, exercise_id, items),
+        out=out, timeout_s=config.getoption("--mk-timeout"), jobs=config.getoption("--mk-jobs"),
+        warm=grade_pool.warm_up if len(graded) > 1 else None)
     return True
 
 

@@ -143,8 +143,13 @@ def _stop(pid: int) -> int:
 
 
 def run_all(groups: dict[str, list], run_one: Callable[[str, list], None], *, out: Path,
-            timeout_s: float, jobs: int) -> None:
-    """Run ``run_one(id, items)`` for every exercise in a child of its own, ``jobs`` at once."""
+            timeout_s: float, jobs: int, warm: Callable[[], None] | None = None) -> None:
+    """Run ``run_one(id, items)`` for every exercise in a child of its own, ``jobs`` at once.
+
+    ``warm`` (e.g. :func:`warm_up`) is called once the first exercise's process has
+    started and before any other starts: the first exercise runs on another core while
+    this process imports what the later ones will inherit (the first imports for itself
+    what it needs). So the first exercise should be a long one."""
     pending = list(groups)
     running: dict[int, tuple[str, float]] = {}
     try:
@@ -158,6 +163,9 @@ def run_all(groups: dict[str, list], run_one: Callable[[str, list], None], *, ou
                     if not running:
                         raise
                     break  # start it once a running exercise has ended and its processes are killed
+                if warm is not None:
+                    warm, then = None, warm
+                    then()
             for pid, (exercise_id, started) in list(running.items()):
                 seconds = time.monotonic() - started
                 if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
