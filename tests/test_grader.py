@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from minikernel.course import exercise as ex, grade_pool
+from minikernel.course import exercise as ex, grade_plugin, grade_pool
 from minikernel.course.grade_detail import (
     expected_vs_got,
     failing_input,
@@ -395,3 +395,10 @@ def test_the_exercise_with_the_most_tests_is_graded_first_then_id_order():
     groups = {"1.1": [1], "1.2": [1, 2], "3.3": [1, 2, 3, 4], "10.1": [1, 2, 3]}
     assert list(pool_order(groups)) == ["3.3", "1.1", "1.2", "10.1"]
     assert pool_order({}) == {}
+
+
+def test_the_plugins_loop_runs_before_pytests_own():
+    """The grading plugin's ``pytest_runtestloop`` must be asked first (``tryfirst``): pytest's
+    own loop would run every test in the grading process itself."""
+    assert getattr(grade_plugin.pytest_runtestloop, "pytest_impl", {}).get("tryfirst") is True
+    assert not hasattr(pool_order, "pytest_impl")

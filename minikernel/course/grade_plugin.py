@@ -137,7 +137,6 @@ def run_exercise(session, exercise_id: str, items: list) -> None:
     recorder.finish()
 
 
-@pytest.hookimpl(tryfirst=True)
 def pool_order(groups: dict[str, list]) -> dict[str, list]:
     """``groups`` (in ID order) with the exercise of the most tests moved first: it runs
     while the grading process warms up for the others (``run_all``'s ``warm``), on a core
@@ -146,6 +145,7 @@ def pool_order(groups: dict[str, list]) -> dict[str, list]:
     return {i: groups[i] for i in sorted(groups, key=lambda i: i != first)}
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session):
     """Grade each selected exercise in its own process (instead of pytest's own loop).
 

@@ -72,7 +72,6 @@ def imports_first(*modules: str) -> Callable[[Callable], Callable]:
     return mark
 
 
-
 class RankError(RuntimeError):
     """One or more ranks failed; ``outcomes`` holds every rank's result or error."""
 
