@@ -22,6 +22,8 @@ class FakeClock:
 
     def __init__(self):
         self.now = 0
+        self.slowdown = 0.0  #: every call (of any thunk) makes later calls this much slower: a drifting machine
+        self.factor = 1.0
 
     def __call__(self) -> int:
         return self.now
@@ -31,7 +33,8 @@ class FakeClock:
         count = [0]
 
         def fn():
-            self.now += int(durations_ms[count[0] % len(durations_ms)] * MS)
+            self.now += int(durations_ms[count[0] % len(durations_ms)] * self.factor * MS)
+            self.factor *= 1.0 + self.slowdown
             count[0] += 1
         return fn, count
 
@@ -104,3 +107,25 @@ def test_bench_k_without_a_match_exits_2_with_one_line_and_no_traceback():
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("bench: no row matches -k 'nomatch'"), lines
+
+
+def test_a_machine_slowing_down_during_a_row_leaves_the_ratio_alone(clock):
+    # Both sides take 2 ms on a steady machine; here each call makes the next 0.5% slower
+    # (about 8% over one side's 16 calls, below the spread limit). Timing all of torch's
+    # samples before all of ours would report ours about 9% slower; taken in turns
+    # (first-second, then second-first) the two medians stay within 0.5% of each other.
+    clock.slowdown = 0.005
+    mine, mine_calls = clock.call([2.0])
+    theirs, theirs_calls = clock.call([2.0])
+    r = bench.run_row(bench.Row("drift", lambda: (mine, theirs)), warmup=1, repeat=16, max_rounds=1)
+    assert mine_calls[0] == theirs_calls[0] == 1 + 1 + 16
+    assert r.ratio == pytest.approx(1.0, abs=0.005)
+
+
+def test_paired_samples_take_turns_first_second_then_second_first(clock):
+    order = []
+    first, _ = clock.call([1.0])
+    second, _ = clock.call([1.0])
+    a, b = bench.paired_samples_ms(lambda: (order.append("a"), first()), lambda: (order.append("b"), second()), repeat=4)
+    assert len(a) == len(b) == 4
+    assert order == ["a", "b"] + ["a", "b", "b", "a", "a", "b", "b", "a"]  # the two probes, then the samples

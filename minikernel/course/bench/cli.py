@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     warm_outputs, load_before, busy = keep_freed_memory(), load_average(), busy_cores()
     warmup, repeat, rounds = (1, 3, 1) if args.quick else (3, 15, MAX_ROUNDS)
     machine = machine_yardsticks(3 if args.quick else 7)
-    header = (f"torch {torch.__version__}, warm-up {warmup}, median of {repeat}"
+    header = (f"torch {torch.__version__}, warm-up {warmup}, median of {repeat} samples a side taken in turns"
               f"{f', up to {rounds} rounds while a spread exceeds {SPREAD_LIMIT_PCT:.0f}%' if rounds > 1 else ''}; "
               f"this machine: copy {machine['copy_gb_per_s']:.1f} GB/s, "
               f"torch.mm 1024 {machine['torch_mm_1024_gflop_per_s']:.1f} GFLOP/s")

@@ -21,10 +21,12 @@ percentile range of the samples, as a percentage of the median.
 
 Before either side of a row is timed, both are warmed up (their inputs read, their
 outputs written: with ``machine.keep_freed_memory`` the timed calls reuse those
-pages). A row whose spread on either side exceeds ``SPREAD_LIMIT_PCT`` is timed
-again, both sides, up to ``MAX_ROUNDS`` rounds; the table gives the last round and
-says how many there were, and flags the row with ``!`` if it never got below the
-limit. The JSON keeps every earlier round's figures too.
+pages). The two sides' samples then take turns (``paired_samples_ms``): a shared
+machine's memory bandwidth drifts by tens of percent within seconds, and timing all
+of torch's samples before all of ours would put that drift into the ratio. A row
+whose spread on either side exceeds ``SPREAD_LIMIT_PCT`` is timed again, both sides,
+up to ``MAX_ROUNDS`` rounds; the table gives the last round and says how many there
+were, and flags the row with ``!`` if it never got below the limit. The JSON keeps every earlier round's figures too.
 """
 from __future__ import annotations
 
@@ -122,6 +124,21 @@ def spread_pct(samples: list[float]) -> float:
     return 100.0 * (q3 - q1) / statistics.median(samples)
 
 
+def _timed_ns(fn: Thunk, number: int, sync: Callable[[], None] | None) -> float:
+    """Wall time of ``number`` calls of ``fn`` in nanoseconds, divided by ``number``."""
+    start = time.perf_counter_ns()
+    for _ in range(number):
+        fn()
+    if sync:
+        sync()  # without this a GPU timer would measure only the launches
+    return (time.perf_counter_ns() - start) / number
+
+
+def _batch(fn: Thunk, sync: Callable[[], None] | None, min_batch: int) -> int:
+    """Calls per sample: about 1 ms of them (one probe call decides), ``min_batch`` at least."""
+    return max(min_batch, min(10_000, int(1e6 / max(_timed_ns(fn, 1, sync), 1.0))))
+
+
 def samples_ms(fn: Thunk, warmup: int = 3, repeat: int = 15, sync: Callable[[], None] | None = None,
                min_batch: int = 1) -> list[float]:
     """``repeat`` wall times of one ``fn()`` in milliseconds, after ``warmup`` untimed calls.
@@ -130,20 +147,34 @@ def samples_ms(fn: Thunk, warmup: int = 3, repeat: int = 15, sync: Callable[[], 
     by its size), so the timer's own resolution and overhead do not dominate; a batch
     has ``min_batch`` calls at least.
     """
-    def timed(number: int) -> float:
-        start = time.perf_counter_ns()
-        for _ in range(number):
-            fn()
-        if sync:
-            sync()  # without this a GPU timer would measure only the launches
-        return (time.perf_counter_ns() - start) / number
-
     for _ in range(warmup):
         fn()
     if sync:
         sync()
-    number = max(min_batch, min(10_000, int(1e6 / max(timed(1), 1.0))))  # about 1 ms per sample
-    return [timed(number) / 1e6 for _ in range(repeat)]
+    number = _batch(fn, sync, min_batch)
+    return [_timed_ns(fn, number, sync) / 1e6 for _ in range(repeat)]
+
+
+def paired_samples_ms(first: Thunk, second: Thunk, repeat: int = 15, sync: Callable[[], None] | None = None,
+                      min_batch: int = 1) -> tuple[list[float], list[float]]:
+    """``repeat`` samples of each of two warmed-up calls, taken in turns: (first's, second's), in ms.
+
+    Sample ``i`` of each side is taken back to back with the other's, in the order
+    first-second for even ``i`` and second-first for odd ``i``, so a machine that slows
+    down (or speeds up) during the row changes both sides alike and a steady drift
+    cancels out of the ratio. Batches as in ``samples_ms``.
+    """
+    n_first, n_second = _batch(first, sync, min_batch), _batch(second, sync, min_batch)
+    a: list[float] = []
+    b: list[float] = []
+    for i in range(repeat):
+        if i % 2 == 0:
+            a.append(_timed_ns(first, n_first, sync) / 1e6)
+            b.append(_timed_ns(second, n_second, sync) / 1e6)
+        else:
+            b.append(_timed_ns(second, n_second, sync) / 1e6)
+            a.append(_timed_ns(first, n_first, sync) / 1e6)
+    return a, b
 
 
 def _rate(r: Row, ms: float | None) -> float | None:
@@ -174,8 +205,10 @@ def run_row(r: Row, warmup: int, repeat: int, max_rounds: int = MAX_ROUNDS) -> R
         r.sync()
     earlier: list[tuple] = []
     for round_ in range(1, max(max_rounds, 1) + 1):
-        torch_samples = samples_ms(theirs, 0, repeat, r.sync, r.min_batch)
-        mine_samples = None if todo is not None else samples_ms(mine, 0, repeat, r.sync, r.min_batch)
+        if todo is None:
+            torch_samples, mine_samples = paired_samples_ms(theirs, mine, repeat, r.sync, r.min_batch)
+        else:
+            torch_samples, mine_samples = samples_ms(theirs, 0, repeat, r.sync, r.min_batch), None
         torch_ms, torch_spread = statistics.median(torch_samples), spread_pct(torch_samples)
         mine_ms = None if mine_samples is None else statistics.median(mine_samples)
         mine_spread = None if mine_samples is None else spread_pct(mine_samples)
