@@ -17,6 +17,9 @@ from minikernel.strides import Shape, Storage, Strides
 #: The matmul's tile sizes, chosen for this machine (numba compiles them in as constants).
 TILE_M, TILE_N, TILE_K = REFERENCE_TILES.m, REFERENCE_TILES.n, REFERENCE_TILES.k
 MIN_TASKS = REFERENCE_TILES.tasks
+#: Elements of work per task of the reduce's walk along contiguous rows: with 4096-element
+#: rows, 32 rows, read as four streams of 8 rows (128 KiB of float32) each.
+ROW_TASK = 8 * CPU_CHUNK
 
 
 def cpu_map(op: int, out: Storage, out_shape: Shape, out_strides: Strides, out_offset: int,
@@ -84,23 +87,28 @@ def cpu_reduce(op: int, identity: Scalar, out: Storage, out_shape: Shape, out_st
         if d != dim and out_shape[d] > 1 and abs(a_strides[d]) < v_stride:
             v, v_stride = d, abs(a_strides[d])
     if v < 0:
-        rows = max(1, CPU_CHUNK // max(length, 1))  # outputs per task: about CPU_CHUNK elements of work
+        # Outputs per task: about ROW_TASK elements of work, and 8 tasks at least when there are 8 outputs.
+        rows = max(1, min(ROW_TASK // max(length, 1), n // 8))
         for task in prange((n + rows - 1) // rows):
             index = np.empty(nd, np.int64)  # one buffer per task, not per output
-            j, j_end = task * rows, min(n, (task + 1) * rows)
-            # Contiguous rows, four side by side: four streams of memory in flight at
-            # once (0-14% faster than one row after another, on a 2-core AMD EPYC).
-            while step == 1 and j + 4 <= j_end:
-                mk.to_index_into(j, out_shape, index)
+            j0, j_end = task * rows, min(n, (task + 1) * rows)
+            # Contiguous rows, four side by side, one from each quarter of the task's rows:
+            # four streams of memory in flight, each reading on where it stopped (rows j..j+3
+            # side by side would start four new streams every four rows, and the hardware
+            # prefetcher learns each stream anew: 12-17% slower for 4096 x 4096 on one core
+            # of a 2-core AMD EPYC, up to 10% on two).
+            quarter = (j_end - j0) // 4 if step == 1 else 0
+            for i in range(quarter):
+                mk.to_index_into(j0 + i, out_shape, index)
                 p0 = mk.index_to_position(index, a_strides, a_offset)
                 o0 = mk.index_to_position(index, out_strides, out_offset)
-                mk.to_index_into(j + 1, out_shape, index)
+                mk.to_index_into(j0 + quarter + i, out_shape, index)
                 p1 = mk.index_to_position(index, a_strides, a_offset)
                 o1 = mk.index_to_position(index, out_strides, out_offset)
-                mk.to_index_into(j + 2, out_shape, index)
+                mk.to_index_into(j0 + 2 * quarter + i, out_shape, index)
                 p2 = mk.index_to_position(index, a_strides, a_offset)
                 o2 = mk.index_to_position(index, out_strides, out_offset)
-                mk.to_index_into(j + 3, out_shape, index)
+                mk.to_index_into(j0 + 3 * quarter + i, out_shape, index)
                 p3 = mk.index_to_position(index, a_strides, a_offset)
                 o3 = mk.index_to_position(index, out_strides, out_offset)
                 s0 = s1 = s2 = s3 = identity
@@ -110,8 +118,7 @@ def cpu_reduce(op: int, identity: Scalar, out: Storage, out_shape: Shape, out_st
                     s2 = mk.combine(op, s2, a[np.uint64(p2 + k)])
                     s3 = mk.combine(op, s3, a[np.uint64(p3 + k)])
                 out[np.uint64(o0)], out[np.uint64(o1)], out[np.uint64(o2)], out[np.uint64(o3)] = s0, s1, s2, s3
-                j += 4
-            rest = j
+            rest = j0 + 4 * quarter
             for j in range(rest, j_end):  # the rest one at a time
                 mk.to_index_into(j, out_shape, index)  # index[dim] is 0: the row's first element
                 o = mk.index_to_position(index, out_strides, out_offset)
