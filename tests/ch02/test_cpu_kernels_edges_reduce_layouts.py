@@ -103,8 +103,9 @@ def _packed_reduced_dim_with_two_kept(k: int) -> torch.Tensor:
     (lambda: _random((0, 3), torch.int64, 27).double().t(), 1),                     # empty, transposed
     (lambda: _random((3, 2 * CPU_REDUCE_STRIP + 3, 2), torch.int64, 28).double(), 2),  # strips of outputs
     (lambda: _random((2, 2 * CPU_REDUCE_STRIP + 3, 3), torch.int64, 29).double().transpose(1, 2), 1),
+    (lambda: _random((90, 7), torch.int64, 36).double(), 1),  # 90 short rows: groups of rows and a remainder
 ], ids=["many-short-rows", "many-short-rows-T", "expanded-rows", "packed-reduced-3d", "packed-empty-3d", "empty-inner",
-        "empty-T", "strips-last", "strips-middle"])
+        "empty-T", "strips-last", "strips-middle", "rows-not-by-four"])
 @pytest.mark.parametrize("dtype", [torch.float64, torch.int64])
 def test_cpu_reduce_tasks_and_strips(make, dim, dtype):
     t = make().to(dtype)
@@ -131,7 +132,8 @@ def _signed_zeros(shape, dim: int, seed: int) -> torch.Tensor:
     (lambda: _signed_zeros((6, 9), 0, 32), 0),         # outputs side by side
     (lambda: _signed_zeros((6, 9), 1, 33).t(), 0),     # transposed
     (lambda: _signed_zeros((2, 5, 4), 1, 34), 1),      # a middle dim
-], ids=["rows", "cols", "T", "middle"])
+    (lambda: _signed_zeros((96, 6), 1, 35), 1),        # many contiguous rows: walked several at a time
+], ids=["rows", "cols", "T", "middle", "many-rows"])
 def test_cpu_amax_keeps_the_first_of_equal_values(make, dim):
     """0.0 and -0.0 are equal, and torch.amax keeps the first it meets: combine(op, acc, x), not combine(op, x, acc)."""
     t = make()

@@ -64,12 +64,14 @@ def test_cpu_zip_chunks_write_disjoint_memory():
 
 
 @pytest.mark.exercise("2.4")
-@pytest.mark.parametrize("shape, dim", [((3, 2 * CPU_REDUCE_STRIP + 3), 0),  # strips of outputs side by side
-                                        ((9, 5), 1)],                        # one output per row
-                         ids=["strips", "rows"])
-def test_cpu_reduce_tasks_write_disjoint_memory(shape, dim):
+@pytest.mark.parametrize("shape, step, dim", [((3, 2 * CPU_REDUCE_STRIP + 3), 1, 0),  # strips of outputs side by side
+                                              ((9, 5), 1, 1),                        # one output per row
+                                              ((96, 5), 1, 1),                       # many rows, several per task
+                                              ((40, 10), 2, 1)],                     # rows whose elements are 2 apart
+                         ids=["strips", "rows", "many-rows", "rows-step2"])
+def test_cpu_reduce_tasks_write_disjoint_memory(shape, step, dim):
     launch.kernel("cpu", "reduce").check_implemented()
-    t = _values(shape, 73)
+    t = _values(shape, 73)[:, ::step]
     expected = t.sum(dim, keepdim=True)
     out = blank_like_contiguous(expected.shape, t.dtype)
     o, o_shape, o_strides, o_offset = kernel_args(out)

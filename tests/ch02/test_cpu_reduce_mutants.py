@@ -32,13 +32,16 @@ CASES = [  # (input, dim): every walk of a reduction, with full strips and a par
     (lambda: _random((5, 2 * W + 3), torch.int64, 41).double(), 0),           # outputs side by side, contiguous
     (lambda: _random((5, 4 * W + 6), torch.int64, 42).double()[:, ::2], 0),   # side by side, a step of 2
     (lambda: _random((3, 2 * W + 3, 2), torch.int64, 43).double().transpose(1, 2), 2),  # a middle kept dim
-    (lambda: _random((9, 7), torch.int64, 44).double(), 1),                   # contiguous rows, 4 at a time and the rest
+    (lambda: _random((9, 7), torch.int64, 44).double(), 1),                   # a few contiguous rows
+    (lambda: _random((90, 7), torch.int64, 49).double(), 1),                  # many: several at a time and the rest
     (lambda: _random((9, 14), torch.int64, 45).double()[:, ::2], 1),          # rows at a step of 2
     (lambda: _random((2, 3, 5), torch.int64, 46).double().permute(2, 0, 1), 1),  # the reduced dim between two others
     (lambda: _random((4, 1), torch.int64, 47).double().expand(4, 6), 0),      # a kept dim of stride 0
+    (lambda: _random((40, 1), torch.int64, 50).double().expand(40, 6), 1),    # rows of stride 0
     (lambda: _random((3, 0), torch.int64, 48).double(), 1),                   # rows of no element
 ]
-IDS = ["strips", "strips-step2", "strips-middle", "rows", "rows-step2", "middle", "expanded", "empty-rows"]
+IDS = ["strips", "strips-step2", "strips-middle", "rows", "many-rows", "rows-step2", "middle", "expanded",
+       "expanded-rows", "empty-rows"]
 
 
 @pytest.mark.exercise("2.4")
