@@ -122,8 +122,11 @@ def cpu_reduce(op: int, identity: Scalar, out: Storage, out_shape: Shape, out_st
     when ``dim`` is not the closest-packed dim (``sum(dim=0)`` of a row-major matrix),
     about 10x slower than torch. The reference then sums a strip of outputs side by
     side along the closest-packed kept dim, each step adding a contiguous slice of
-    ``a`` (``sizes.CPU_REDUCE_STRIP`` accumulators); ``python -m minikernel bench -k reduce``
-    times it.
+    ``a`` (``sizes.CPU_REDUCE_STRIP`` accumulators). Along contiguous rows it sums four
+    rows side by side, one from each quarter of a task's rows: four streams of memory, each
+    reading on where it stopped, which the CPU's prefetcher follows (rows ``j .. j+3`` side
+    by side would start four new streams every four rows).
+    ``python -m minikernel bench -k reduce`` times it.
 
     Matches: ``torch.sum(x, dim, keepdim=True)`` and ``torch.amax(x, dim, keepdim=True)``.
     """
