@@ -518,6 +518,10 @@ print(data.copy_to_host().tolist())
 # 2. **Synchronize**: time GPU work only after it has finished. Timing a launch without
 #    it measures only the queueing — the classic mistake.
 # 3. **Repeat and take the median**: one run is noise.
+# 4. **Compare in turns**: when two calls are compared, take their samples alternately.
+#    A shared machine's memory bandwidth drifts by tens of percent within seconds;
+#    timing all of one side's samples before all of the other's puts that drift into
+#    the ratio.
 #
 # The first point, on the CPU: the first float64 `relu` of this session compiles the
 # map kernel for float64 (or loads it from numba's on-disk cache, if an earlier run
@@ -554,16 +558,22 @@ finished = time.perf_counter() - start  # right: wait, then read the clock
 print(f"without synchronize: {1e3 * queued:.3f} ms   with synchronize: {1e3 * finished:.3f} ms")
 
 # %% [markdown]
-# All three points are built into `python -m minikernel bench` (`make bench`), which
+# All four points are built into `python -m minikernel bench` (`make bench`), which
 # times the reference kernels against PyTorch on the same inputs in one process. The
-# harness's `median_ms` on one row — your kernel and PyTorch's on a 1024 × 1024 map:
+# harness's `paired_samples_ms` on one row — your kernel and PyTorch's on a 1024 × 1024 map,
+# warmed up first, then 15 samples each, taken in turns:
 
 # %% tags=["nbval-ignore-output"]
-from minikernel.course.bench.timing import median_ms
+import statistics
+
+from minikernel.course.bench.timing import median_ms, paired_samples_ms
 
 t1024 = torch.randn(1024, 1024)
 m1024 = Tensor.from_torch(t1024)
-mine, theirs = median_ms(lambda: m1024.relu()), median_ms(lambda: t1024.relu())
+for _ in range(3):  # warm-up: compiled, inputs read, outputs' pages touched
+    m1024.relu(), t1024.relu()
+my_samples, their_samples = paired_samples_ms(lambda: m1024.relu(), lambda: t1024.relu())
+mine, theirs = statistics.median(my_samples), statistics.median(their_samples)
 print(f"relu 1024x1024: minikernel {mine:.3f} ms, torch {theirs:.3f} ms, ratio {mine / theirs:.2f}x")
 
 # %% [markdown]
